@@ -264,7 +264,7 @@ final class VerbusDriver implements AutoCloseable
 
         final MediaFactory factory = ChannelUri.IPC_SCHEME.equals(uri.scheme()) ? null : mediaFactory(uri);
         uri.validateKeys(null == factory ? Set.of() : factory.supportedKeys());
-        uri.termLength(context.termLength());
+        uri.window(uri.termLength(context.termLength()));
         uri.mtu(context.mtuLength());
 
         synchronized (lock)
