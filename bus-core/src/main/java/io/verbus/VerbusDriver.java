@@ -382,11 +382,12 @@ final class VerbusDriver implements AutoCloseable
         {
             subscriptions.remove(subscription);
             sink.closed = true;
-            for (final LogImage image : subscription.logImages())
+            for (final LogImage image : sink.images.values())
             {
                 subscription.removeImage(image);
                 image.subscriberPosition().close();
             }
+            sink.images.clear();
         }
         if (!isClosed)
         {
@@ -494,14 +495,12 @@ final class VerbusDriver implements AutoCloseable
             }
         }
 
+        /** The image stays known (and its counter allocated) until the media reports it unavailable. */
         private void onCorrupt(final LogImage image)
         {
             synchronized (lock)
             {
-                if (null != images.remove(image.correlationId()))
-                {
-                    subscription.removeImage(image);
-                }
+                subscription.removeImage(image);
             }
         }
     }
