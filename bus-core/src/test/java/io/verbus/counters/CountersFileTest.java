@@ -23,9 +23,10 @@ class CountersFileTest
     {
         final Verbus.Context context = TestSupport.context(tempDir);
         final Path file = Path.of(context.dir(), CountersFile.FILE_NAME);
-        try (Verbus ignored = Verbus.launch(context))
+        try (Verbus verbus = Verbus.launch(context))
         {
             assertTrue(Files.exists(file));
+            assertFalse(verbus.isClosed());
             final IllegalStateException ex = assertThrows(IllegalStateException.class,
                 () -> Verbus.launch(TestSupport.context(tempDir)));
             assertTrue(ex.getMessage().contains("is in use by a running Verbus (pid " +
