@@ -849,11 +849,23 @@ public abstract class FabricConformanceTest
         final WorkRequestBatch pair = new WorkRequestBatch(2);
         runWriteLoop(pair, region, 10_000);
         runWriteLoop(pair, region, 10_000);
-        final long before = threads.getThreadAllocatedBytes(threadId);
-        final int completed = runWriteLoop(pair, region, 10_000);
-        final long allocated = threads.getThreadAllocatedBytes(threadId) - before;
-        assertEquals(10_000 / 4, completed);
-        assertEquals(0, allocated, "bytes allocated by 10,000 posts (in pairs) and their polls");
+        // Steady state must allocate nothing. A JIT deoptimisation can materialise a few objects once, so a
+        // round may be repeated; a per-operation allocation would show in every round (>= 10,000 objects).
+        final List<Long> allocatedPerRound = new ArrayList<>();
+        for (int round = 0; round < 4; round++)
+        {
+            final long before = threads.getThreadAllocatedBytes(threadId);
+            final int completed = runWriteLoop(pair, region, 10_000);
+            final long allocated = threads.getThreadAllocatedBytes(threadId) - before;
+            assertEquals(10_000 / 4, completed);
+            allocatedPerRound.add(allocated);
+            if (allocated == 0)
+            {
+                break;
+            }
+        }
+        assertEquals(0L, allocatedPerRound.getLast(),
+            "bytes allocated per round of 10,000 posts (in pairs) and their polls: " + allocatedPerRound);
     }
 
     private int runWriteLoop(final WorkRequestBatch pair, final ConformancePeer.Region region, final int count)
