@@ -21,7 +21,7 @@ public final class FabricContext
     /** How long an shm peer may miss heartbeats before it is declared dead. */
     public static final String SHM_LIVENESS_TIMEOUT_PROP_NAME = "verbus.fabric.shm.liveness.timeout.ns";
     /** Default shm liveness timeout. */
-    public static final long SHM_LIVENESS_TIMEOUT_DEFAULT_NS = TimeUnit.MILLISECONDS.toNanos(500);
+    public static final long SHM_LIVENESS_TIMEOUT_DEFAULT_NS = TimeUnit.SECONDS.toNanos(1);
     /** IP address the tcp device listens on and advertises in its GID. */
     public static final String TCP_ADDRESS_PROP_NAME = "verbus.fabric.tcp.address";
     /** Default tcp address. */
