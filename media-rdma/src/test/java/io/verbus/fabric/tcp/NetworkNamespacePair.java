@@ -162,6 +162,7 @@ final class NetworkNamespacePair implements AutoCloseable
     /**
      * Move the calling thread into a namespace of this pair.
      */
+    @SuppressWarnings("restricted")
     static void enter(final String namespace)
     {
         final Linker linker = Linker.nativeLinker();
