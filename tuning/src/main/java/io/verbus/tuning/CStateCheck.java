@@ -26,7 +26,8 @@ public final class CStateCheck implements HostCheck
 
         final Map<Integer, DeepState> deepStates = new TreeMap<>();
         boolean anyStates = false;
-        int shallowest = Integer.MAX_VALUE;
+        String deepestAllowed = null;
+        int deepestAllowedUs = -1;
         for (final int cpu : CpuGovernorCheck.cpus(context))
         {
             final String cpuIdleDir = CheckContext.CPU_DIR + "/cpu" + cpu + "/cpuidle";
@@ -46,9 +47,10 @@ public final class CStateCheck implements HostCheck
                     final String name = fs.read(stateDir + "/name").orElse(stateName);
                     deepStates.computeIfAbsent(index, (i) -> new DeepState(name, latencyUs)).add(cpu);
                 }
-                else if (!disabled && latencyUs >= 0)
+                else if (!disabled && latencyUs > deepestAllowedUs)
                 {
-                    shallowest = Math.min(shallowest, latencyUs);
+                    deepestAllowedUs = latencyUs;
+                    deepestAllowed = fs.read(stateDir + "/name").orElse(stateName);
                 }
             }
         }
@@ -63,8 +65,9 @@ public final class CStateCheck implements HostCheck
 
         if (deepStates.isEmpty())
         {
-            return List.of(CheckResult.ok(ITEM, "no enabled idle state exits slower than " + MAX_EXIT_LATENCY_US + " us" +
-                (shallowest == Integer.MAX_VALUE ? "" : " (enabled states exit in " + shallowest + " us or less)")));
+            return List.of(CheckResult.ok(ITEM, null == deepestAllowed ? "every idle state is disabled" :
+                "deepest enabled idle state " + deepestAllowed + " exits in " + deepestAllowedUs + " us (limit " +
+                MAX_EXIT_LATENCY_US + " us)"));
         }
 
         final List<String> found = new ArrayList<>();

@@ -42,14 +42,6 @@ public final class HostFs
         return new HostFs(LIVE_ROOT);
     }
 
-    /**
-     * @return true when this view is the machine the JVM runs on, so host tools (ethtool, ibv_devinfo) describe it.
-     */
-    public boolean isLive()
-    {
-        return root.equals(LIVE_ROOT);
-    }
-
     public Path root()
     {
         return root;

@@ -50,10 +50,11 @@ public final class MemlockCheck implements HostCheck
         if (context.rdma().isEmpty())
         {
             return List.of(CheckResult.manual(Status.WARN, ITEM,
-                found + ": too small to register the rings once an RDMA NIC is used (soft providers pin nothing)", FIX));
+                found + ": too small to register the rings once an RDMA NIC is used (Verbus's shm and tcp providers " +
+                "pin nothing)", FIX));
         }
         return List.of(CheckResult.manual(Status.FAIL, ITEM,
-            found + ": registering the rings with the RDMA NIC will fail (ENOMEM)", FIX));
+            found + ": registering the rings with the RDMA device will fail (ENOMEM; Soft-RoCE pins too)", FIX));
     }
 
     /**

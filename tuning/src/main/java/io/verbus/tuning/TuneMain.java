@@ -76,23 +76,24 @@ public final class TuneMain
             return EXIT_USAGE;
         }
         // A tool such as ethtool describes the machine it runs on: never mix its answer into a fake tree.
-        final HostTools tools = options.noTools() || !fs.isLive() ? HostTools.NONE : env.liveTools();
+        final boolean fakeTree = options.root().isPresent();
+        final HostTools tools = options.noTools() || fakeTree ? HostTools.NONE : env.liveTools();
         final JvmFlags jvmFlags = options.jvmFlags().map(JvmFlags::of).orElseGet(JvmFlags::ofThisJvm);
         final CheckContext context = new CheckContext(fs, tools, options.rings(), options.cpus(), jvmFlags);
 
         return switch (options.command())
         {
-            case "check" -> check(context, out);
+            case "check" -> check(context, fakeTree, out);
             case "apply" -> new TuneApply(HostReport.run(context), env.executor(), env.root()).run(options.yes(), out);
             case "preset" -> preset(options, context, out, err);
             default -> throw new IllegalStateException("unhandled command " + options.command());
         };
     }
 
-    private static int check(final CheckContext context, final PrintStream out)
+    private static int check(final CheckContext context, final boolean fakeTree, final PrintStream out)
     {
         final HostReport report = HostReport.run(context);
-        out.println("# verbus tune check: host " + context.fs().root() + (context.fs().isLive() ? "" : " (fake tree)") +
+        out.println("# verbus tune check: host " + context.fs().root() + (fakeTree ? " (fake tree)" : "") +
             ", rings " + context.rings().describe() +
             (context.pinnedCpus().isEmpty() ? "" : ", pinned CPUs " + context.pinnedCpus()));
         report.print(out);
