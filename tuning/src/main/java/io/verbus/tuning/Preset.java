@@ -3,25 +3,31 @@ package io.verbus.tuning;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
+import io.verbus.ThreadingMode;
+import io.verbus.Verbus;
+import io.verbus.driver.Affinity;
+
 /**
- * Named configurations the driver and the gateway take by name.
+ * Named configurations the driver and the gateway take by name, applied to a {@link Verbus.Context}.
  * <ul>
- * <li>{@code low-latency}: DEDICATED threads, busy-spin idle, sender / receiver / conductor pinned to the CPUs given
- * (in that order: the agents on the message path get CPUs first), hugepage rings, pre-touch, and the rdma provider
- * chosen verbs-first (InfiniBand, then RoCE v2, then the soft providers).</li>
- * <li>{@code default}: SHARED threads, backoff idle, no pinning, no hugepage requirement, no pre-touch,
- * {@code provider=auto}.</li>
+ * <li>{@code low-latency}: DEDICATED agent threads, busy-spin idle, the sender / receiver / conductor pinned to the
+ * CPUs given (in that order: the agents on the message path get CPUs first, never two on one CPU), hugepage-backed
+ * logs and rings, heap pre-touch ({@code -XX:+AlwaysPreTouch}; bus-core pre-touches every log itself), and rdma
+ * channels verbs-first: InfiniBand, then RoCE v2, then the soft providers.</li>
+ * <li>{@code default}: SHARED agent thread, backoff idle, no pinning, hugepages where available, no extra JVM flags,
+ * {@code provider=auto}: bus-core's own defaults, spelled out.</li>
  * </ul>
  */
 public enum Preset
 {
-    LOW_LATENCY("low-latency", "DEDICATED", "busy-spin", true, true),
-    DEFAULT("default", "SHARED", "backoff", false, false);
+    LOW_LATENCY("low-latency", ThreadingMode.DEDICATED, "busy-spin", "-XX:+AlwaysPreTouch"),
+    DEFAULT("default", ThreadingMode.SHARED, "backoff", "");
 
     /**
-     * {@code provider=auto} tries these in order; it is what both presets put on rdma channels by default.
+     * The order {@code provider=auto} tries providers in; what both presets put on rdma channels by default.
      */
     public static final List<String> PROVIDER_PREFERENCE =
         List.of("verbs on an InfiniBand port", "verbs on a RoCE v2 port", "tcp (soft)", "shm (soft, one host)");
@@ -30,19 +36,16 @@ public enum Preset
     public static final String PROVIDER_VERBS = "provider=verbs";
 
     private final String presetName;
-    private final String threadingMode;
+    private final ThreadingMode threadingMode;
     private final String idleStrategy;
-    private final boolean hugePages;
-    private final boolean preTouch;
+    private final String jvmFlags;
 
-    Preset(final String presetName, final String threadingMode, final String idleStrategy, final boolean hugePages,
-        final boolean preTouch)
+    Preset(final String presetName, final ThreadingMode threadingMode, final String idleStrategy, final String jvmFlags)
     {
         this.presetName = presetName;
         this.threadingMode = threadingMode;
         this.idleStrategy = idleStrategy;
-        this.hugePages = hugePages;
-        this.preTouch = preTouch;
+        this.jvmFlags = jvmFlags;
     }
 
     /**
@@ -87,9 +90,29 @@ public enum Preset
             pin(pins, 2),
             pin(pins, 0),
             pin(pins, 1),
-            hugePages,
-            preTouch,
+            true,
+            jvmFlags,
             channelParameters());
+    }
+
+    /**
+     * Writes this preset into a context; settings it does not name are left as they were.
+     *
+     * @param context the context to configure, before {@link Verbus#launch(Verbus.Context)}.
+     * @param cpus    CPUs for the agents (see {@link #settings(CpuSet)}); {@link CpuSet#EMPTY} for none.
+     * @return the context.
+     */
+    public Verbus.Context applyTo(final Verbus.Context context, final CpuSet cpus)
+    {
+        Objects.requireNonNull(context, "context");
+        final PresetSettings settings = settings(Objects.requireNonNull(cpus, "cpus"));
+        return context
+            .threadingMode(settings.threadingMode())
+            .idleStrategy(settings.idleStrategy())
+            .conductorCpu(settings.conductorCpu())
+            .senderCpu(settings.senderCpu())
+            .receiverCpu(settings.receiverCpu())
+            .useHugePages(settings.useHugePages());
     }
 
     /**
@@ -102,9 +125,10 @@ public enum Preset
     }
 
     /**
-     * @param host the RDMA devices of the host the channel runs on.
-     * @return for {@code low-latency} on a host with an active hardware RDMA port, {@code provider=verbs} (so a host
-     *         whose NIC breaks fails loudly rather than measuring TCP); otherwise {@link #channelParameters()}.
+     * @param host the RDMA devices of the host the channel runs on ({@link RdmaInventory#scan(HostFs)}).
+     * @return for {@code low-latency} on a host with an active hardware RDMA port, {@code provider=verbs} (the verbs
+     *         provider itself takes InfiniBand before RoCE v2, and a NIC that breaks then fails loudly instead of
+     *         quietly measuring TCP); otherwise {@link #channelParameters()}.
      */
     public String channelParameters(final RdmaInventory host)
     {
@@ -127,13 +151,15 @@ public enum Preset
         final PresetSettings settings = settings(cpus);
         final List<String> lines = new ArrayList<>();
         lines.add("preset " + presetName + ":");
-        lines.add("  threading mode     " + settings.threadingMode());
-        lines.add("  idle strategy      " + settings.idleStrategy());
-        lines.add("  sender CPU         " + cpuText(settings.senderCpu()));
-        lines.add("  receiver CPU       " + cpuText(settings.receiverCpu()));
-        lines.add("  conductor CPU      " + cpuText(settings.conductorCpu()));
-        lines.add("  hugepage rings     " + (settings.hugePages() ? "yes" : "no (bus-core's default)"));
-        lines.add("  pre-touch          " + (settings.preTouch() ? "yes" : "no (bus-core's default)"));
+        lines.add("  threading mode     " + settings.threadingMode() + "    (Verbus.Context.threadingMode)");
+        lines.add("  idle strategy      " + settings.idleStrategy() + "    (Verbus.Context.idleStrategy)");
+        lines.add("  sender CPU         " + cpuText(settings.senderCpu()) + "    (Verbus.Context.senderCpu)");
+        lines.add("  receiver CPU       " + cpuText(settings.receiverCpu()) + "    (Verbus.Context.receiverCpu)");
+        lines.add("  conductor CPU      " + cpuText(settings.conductorCpu()) + "    (Verbus.Context.conductorCpu)");
+        lines.add("  hugepage rings     " + (settings.useHugePages() ? "yes, where hugetlbfs is mounted and sized" :
+            "no") + "    (Verbus.Context.useHugePages)");
+        lines.add("  pre-touch          logs: always (bus-core); heap: " +
+            (settings.jvmFlags().isEmpty() ? "JVM default" : settings.jvmFlags() + " via VERBUS_JAVA_OPTS"));
         lines.add("  rdma channels      " + channelParameters(host) + " on this host (" + channelParameters() +
             " tries: " + String.join(", then ", PROVIDER_PREFERENCE) + ")");
         if (this == LOW_LATENCY && cpus.isEmpty())
@@ -149,7 +175,7 @@ public enum Preset
 
     private static int pin(final int[] cpus, final int index)
     {
-        return index < cpus.length ? cpus[index] : -1;
+        return index < cpus.length ? cpus[index] : Affinity.NO_CPU;
     }
 
     private static String cpuText(final int cpu)

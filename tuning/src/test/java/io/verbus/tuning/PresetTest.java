@@ -2,6 +2,8 @@ package io.verbus.tuning;
 
 import java.nio.file.Path;
 
+import io.verbus.ThreadingMode;
+import io.verbus.Verbus;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,7 +21,44 @@ class PresetTest
     {
         final PresetSettings settings = Preset.byName("low-latency").settings(CpuSet.parse("2-4"));
 
-        assertEquals(new PresetSettings("DEDICATED", "busy-spin", 4, 2, 3, true, true, "provider=auto"), settings);
+        assertEquals(new PresetSettings(ThreadingMode.DEDICATED, "busy-spin", 4, 2, 3, true, "-XX:+AlwaysPreTouch",
+            "provider=auto"), settings);
+    }
+
+    @Test
+    void shouldConfigureARealVerbusContextThatThenConcludes()
+    {
+        final Verbus.Context context = new Verbus.Context()
+            .dir(root.resolve("verbus").toString())
+            .threadingMode(ThreadingMode.INVOKER)
+            .idleStrategy("sleeping")
+            .useHugePages(false);
+
+        // CPU 0 exists on every machine; conclude() checks pins against the online CPUs.
+        Preset.LOW_LATENCY.applyTo(context, CpuSet.of(0));
+
+        assertEquals(ThreadingMode.DEDICATED, context.threadingMode());
+        assertEquals("busy-spin", context.idleStrategy());
+        assertEquals(0, context.senderCpu());
+        assertEquals(-1, context.receiverCpu());
+        assertEquals(-1, context.conductorCpu());
+        assertTrue(context.useHugePages());
+        assertEquals(root.resolve("verbus").toString(), context.dir(), "settings the preset does not name stay");
+        context.conclude();
+    }
+
+    @Test
+    void shouldResetPinsAndSpinningWhenDefaultIsApplied()
+    {
+        final Verbus.Context context = Preset.LOW_LATENCY.applyTo(new Verbus.Context(), CpuSet.of(0));
+
+        Preset.DEFAULT.applyTo(context, CpuSet.of(0));
+
+        assertEquals(ThreadingMode.SHARED, context.threadingMode());
+        assertEquals("backoff", context.idleStrategy());
+        assertEquals(-1, context.senderCpu());
+        assertEquals(-1, context.receiverCpu());
+        assertEquals(-1, context.conductorCpu());
     }
 
     @Test
@@ -37,7 +76,8 @@ class PresetTest
     {
         final PresetSettings settings = Preset.byName("default").settings(CpuSet.parse("2-4"));
 
-        assertEquals(new PresetSettings("SHARED", "backoff", -1, -1, -1, false, false, "provider=auto"), settings);
+        assertEquals(new PresetSettings(ThreadingMode.SHARED, "backoff", -1, -1, -1, true, "", "provider=auto"),
+            settings);
     }
 
     @Test
