@@ -71,8 +71,8 @@ public final class JvmFlagsCheck implements HostCheck
         {
             return "no flags";
         }
-        return String.join(" ", shown) + (others == 0 ? "" : (shown.isEmpty() ? "" : " ") + "(+" + others +
-            " module/access flags)");
+        return (shown.isEmpty() ? "no -X/-XX flags" : String.join(" ", shown)) +
+            (others == 0 ? "" : " (+" + others + " module/access flags)");
     }
 
     private static Optional<String> last(final List<String> arguments, final String prefix)
