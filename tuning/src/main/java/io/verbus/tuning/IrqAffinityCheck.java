@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 
 /**
  * {@code irq.<dev>}: where the RDMA NIC's interrupts land. Verbus polls completion queues, so the NIC's interrupts
@@ -141,35 +142,32 @@ public final class IrqAffinityCheck implements HostCheck
             return irqs;
         }
 
-        // Legacy or unusual drivers: match the interrupt's name to the device, its PCI address or its netdevs.
-        final List<String> names = new ArrayList<>();
-        names.add(device.name());
-        device.pciAddress().ifPresent(names::add);
-        device.ports().forEach((port) -> port.netdev().ifPresent(names::add));
+        // Legacy or unusual drivers: match the interrupt's name to the device, its PCI address or its netdevs,
+        // as a whole word: "mlx5_comp0@pci:0000:3b:00.0", "ens1f0-TxRx-3".
+        final List<Pattern> names = new ArrayList<>();
+        names.add(wholeName(device.name()));
+        device.pciAddress().ifPresent((pci) -> names.add(wholeName(pci)));
+        device.ports().forEach((port) -> port.netdev().ifPresent((netdev) -> names.add(wholeName(netdev))));
         for (final String line : fs.readLines("/proc/interrupts"))
         {
             final String trimmed = line.strip();
             final int colon = trimmed.indexOf(':');
-            if (colon <= 0)
+            final int irq = colon > 0 ? RdmaInventory.parseIntOrMinusOne(trimmed.substring(0, colon)) : -1;
+            if (irq >= 0)
             {
-                continue;
-            }
-            final int irq = RdmaInventory.parseIntOrMinusOne(trimmed.substring(0, colon));
-            if (irq < 0)
-            {
-                continue;
-            }
-            final String description = trimmed.substring(colon + 1);
-            for (final String name : names)
-            {
-                if (description.matches("(?s).*(^|[\\s@:])" + java.util.regex.Pattern.quote(name) + "([\\s@:-].*|$)"))
+                final String description = trimmed.substring(colon + 1);
+                if (names.stream().anyMatch((name) -> name.matcher(description).find()))
                 {
                     irqs.add(irq);
-                    break;
                 }
             }
         }
         return irqs;
+    }
+
+    private static Pattern wholeName(final String name)
+    {
+        return Pattern.compile("(^|[\\s@:])" + Pattern.quote(name) + "($|[\\s@:-])");
     }
 
     static boolean irqbalanceRunning(final HostFs fs)

@@ -186,13 +186,10 @@ public final class RdmaInventory
     {
         for (final String token : raw.split("[^0-9]+"))
         {
-            if (!token.isEmpty())
+            final int value = parseIntOrMinusOne(token);
+            if (value >= 256)
             {
-                final int value = Integer.parseInt(token.length() > 6 ? "0" : token);
-                if (value >= 256)
-                {
-                    return Optional.of(value);
-                }
+                return Optional.of(value);
             }
         }
         return Optional.empty();
