@@ -83,7 +83,15 @@ public record TuneOptions(
                     termsGiven = true;
                 }
                 case "--cpus" -> cpus = cpuList(arg, value(args, ++i, arg));
-                case "--jvm-flags" -> jvmFlags = Optional.of(value(args, ++i, arg));
+                case "--jvm-flags" ->
+                {
+                    // the value is itself a list of flags, so it may start with "--"
+                    if (++i >= args.length)
+                    {
+                        throw new IllegalArgumentException("flag '--jvm-flags' needs a value");
+                    }
+                    jvmFlags = Optional.of(args[i]);
+                }
                 case "--no-tools" -> noTools = true;
                 case "--yes" -> yes = true;
                 default ->

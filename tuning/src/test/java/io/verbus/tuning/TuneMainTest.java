@@ -105,6 +105,11 @@ class TuneMainTest
 
         assertTrue(out().contains("OK   jvm.flags              --jvm-flags: -Xms1g -Xmx1g -XX:+AlwaysPreTouch"), out());
         assertFalse(out().contains("(fake tree)"));
+
+        stdout.reset();
+        run("check", "--jvm-flags", "--enable-preview -Xmx1g");
+        assertTrue(out().contains("--jvm-flags: -Xmx1g (+1 module/access flags); missing -XX:+AlwaysPreTouch -Xms1g"),
+            out());
     }
 
     @Test
