@@ -37,10 +37,10 @@ public final class RdmaChannelParams
     public static final int TERM_MIN_LENGTH = 64 * 1024;
     public static final int TERM_MAX_LENGTH = 1024 * 1024 * 1024;
     public static final int TERM_DEFAULT_LENGTH = 16 * 1024 * 1024;
-    public static final int MTU_DEFAULT_LENGTH = 8192;
+    public static final int MTU_DEFAULT_LENGTH = 1408;
     public static final int MTU_MIN_LENGTH = 64;
-    public static final int MTU_MAX_LENGTH = 64 * 1024;
-    public static final int WINDOW_MIN_LENGTH = 4096;
+    public static final int MTU_MAX_LENGTH = 65504;
+    public static final int WINDOW_MIN_LENGTH = 32;
     /** Inline requests are capped by the device; this default asks for the common ConnectX figure. */
     public static final int INLINE_DEFAULT_LENGTH = 128;
     public static final int INLINE_MAX_LENGTH = 1024;
