@@ -64,6 +64,12 @@ public final class HandshakeException extends Exception
         return reason;
     }
 
+    /** @return the message without the reason prefix (what a REJECT carries next to its reason code). */
+    public String detail()
+    {
+        return super.getMessage();
+    }
+
     public String getMessage()
     {
         return reason + ": " + super.getMessage();

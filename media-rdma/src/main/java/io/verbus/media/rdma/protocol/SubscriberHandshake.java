@@ -176,7 +176,7 @@ public final class SubscriberHandshake
         }
         try
         {
-            final int length = reject.wrap(out, 0).encode(ex.reason(), ex.getMessage());
+            final int length = reject.wrap(out, 0).encode(ex.reason(), ex.detail());
             transport.send(out, 0, length);
         }
         catch (final HandshakeException ignore)
