@@ -31,7 +31,6 @@ final class TcpNic implements Agent
     private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(1024);
     private final Consumer<Runnable> runCommand = Runnable::run;
     private final List<TcpConnection> connections = new ArrayList<>();
-    private final List<TcpConnection> toClose = new ArrayList<>();
     private TcpQueuePair[] queuePairs = new TcpQueuePair[0];
     private int seenConnectionDrops;
     private boolean dead;
@@ -66,8 +65,16 @@ final class TcpNic implements Agent
         final CountDownLatch done = new CountDownLatch(1);
         offer(() ->
         {
-            closeConnection(qp.outbound);
-            closeConnection(qp.inbound);
+            // Half-close after pending bytes: a reset could destroy responses the peer has not read yet.
+            final long nowNs = System.nanoTime();
+            if (null != qp.outbound)
+            {
+                qp.outbound.closeGracefully(nowNs);
+            }
+            if (null != qp.inbound)
+            {
+                qp.inbound.closeGracefully(nowNs);
+            }
             final List<TcpQueuePair> kept = new ArrayList<>(List.of(queuePairs));
             kept.remove(qp);
             queuePairs = kept.toArray(new TcpQueuePair[0]);
@@ -99,17 +106,6 @@ final class TcpNic implements Agent
                 throw new IllegalStateException("tcp NIC command queue full for 2 s: is the NIC thread stuck?");
             }
             Thread.onSpinWait();
-        }
-    }
-
-    /**
-     * Close a connection once its pending bytes (a final NAK) had one chance to go out.
-     */
-    void closeAfterFlush(final TcpConnection connection)
-    {
-        if (null != connection && !connection.isClosed())
-        {
-            toClose.add(connection);
         }
     }
 
@@ -156,7 +152,7 @@ final class TcpNic implements Agent
         for (int i = 0; i < connections.size(); i++)
         {
             final TcpConnection connection = connections.get(i);
-            if (connection.connected && connection.hasPendingWrites())
+            if (connection.connected && !connection.isDraining() && connection.hasPendingWrites())
             {
                 try
                 {
@@ -167,14 +163,6 @@ final class TcpNic implements Agent
                     lose(connection);
                 }
             }
-        }
-        if (!toClose.isEmpty())
-        {
-            for (final TcpConnection connection : toClose)
-            {
-                closeConnection(connection);
-            }
-            toClose.clear();
         }
         connections.removeIf(TcpConnection::isClosed);
         return work;
@@ -249,6 +237,11 @@ final class TcpNic implements Agent
         {
             return 0;
         }
+        if (connection.isDraining())
+        {
+            connection.drain(nowNs);
+            return 0;
+        }
         try
         {
             if (!connection.connected)
@@ -294,9 +287,25 @@ final class TcpNic implements Agent
                     closeConnection(connection);
                     return 1;
                 }
-                final TcpQueuePair qp = find(in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET));
+                final int targetQpn = in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET);
+                TcpQueuePair qp = find(targetQpn);
+                if (null == qp)
+                {
+                    // The QP may be created but its add command not yet drained: look again after draining.
+                    commands.drain(runCommand);
+                    qp = find(targetQpn);
+                }
+                if (null == qp)
+                {
+                    if (nowNs - connection.openedNs > connectTimeoutNs)
+                    {
+                        closeConnection(connection);
+                        return 1;
+                    }
+                    return 0;
+                }
                 final int sourceQpn = in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET);
-                if (null == qp || (null != qp.remoteConnectionInfo() && qp.remoteConnectionInfo().qpNumber() != sourceQpn))
+                if (null != qp.remoteConnectionInfo() && qp.remoteConnectionInfo().qpNumber() != sourceQpn)
                 {
                     closeConnection(connection);
                     return 1;
@@ -339,6 +348,7 @@ final class TcpNic implements Agent
                     lose(connection);
                     return work + 1;
                 }
+                // CONSUMED or DISCARD: the frame is done with.
                 in.position(frame + frameLength);
                 work++;
             }
