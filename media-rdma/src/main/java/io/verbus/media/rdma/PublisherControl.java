@@ -248,6 +248,7 @@ final class PublisherControl implements AutoCloseable
         CompletionQueue cq = null;
         QueuePair qp = null;
         RdmaCounters.Connection counters = null;
+        SubscriberConnection connection = null;
         try
         {
             // REMOTE_WRITE only (verbs requires LOCAL_WRITE with it); just this subscriber's slot.
@@ -274,11 +275,15 @@ final class PublisherControl implements AutoCloseable
             final String connectionName = name + " subscriber=" + id + " peer=" + offer.peer();
             counters = new RdmaCounters.Connection(countersManager, connectionName);
             final int inlineLimit = Math.min(params.inlineLength(), qp.maxInlineData());
-            final SubscriberConnection connection = new SubscriberConnection(id, connectionName, qp, cq,
+            connection = new SubscriberConnection(id, connectionName, qp, cq,
                 statusRegion, slot, sourceRegion, offer.ringAddress(), offer.ringRkey(), offer.counterAddress(),
                 offer.counterRkey(), offer.hasGroupTag(), offer.groupTag(), inlineLimit, counters, transport);
             if (!newConnections.offer(connection))
             {
+                final SubscriberConnection refused = connection;
+                connection = null;
+                refused.retired = true;
+                freeParts(slot, statusRegion, sourceRegion, cq, qp, counters);
                 throw new HandshakeException(HandshakeException.Reason.RESOURCES, "sender queue full");
             }
             final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(stepTimeoutMs);
@@ -299,16 +304,29 @@ final class PublisherControl implements AutoCloseable
         }
         catch (final HandshakeException ex)
         {
-            if (null == counters)
+            if (null != connection)
+            {
+                // Queued for the sender: it retires the connection (or already did), then it is freed here.
+                connection.requestClose("handshake failed: " + ex.getMessage());
+                awaitRetiredThenFree(connection);
+            }
+            else if (null == counters)
             {
                 freeParts(slot, statusRegion, sourceRegion, cq, qp, null);
             }
-            // else: the connection was queued; the sender retires it and the handler frees it afterwards
             throw ex;
         }
         catch (final RuntimeException ex)
         {
-            freeParts(slot, statusRegion, sourceRegion, cq, qp, counters);
+            if (null != connection)
+            {
+                connection.requestClose("admission failed: " + ex);
+                awaitRetiredThenFree(connection);
+            }
+            else
+            {
+                freeParts(slot, statusRegion, sourceRegion, cq, qp, counters);
+            }
             throw new HandshakeException(HandshakeException.Reason.RESOURCES,
                 "cannot set up the connection: " + ex.getMessage(), ex);
         }

@@ -221,6 +221,11 @@ public final class RdmaSender implements MediaSender
         SubscriberConnection connection;
         while (null != (connection = newConnections.poll()))
         {
+            if (connection.closeRequested)
+            {
+                connection.retired = true; // its handshake failed while it waited in the queue
+                continue;
+            }
             // A late joiner starts at the current committed position; it counts in flow control at once.
             scan();
             connection.sentPosition = scanPosition;
@@ -483,7 +488,7 @@ public final class RdmaSender implements MediaSender
             if (!connection.closeRequested)
             {
                 final io.verbus.fabric.QueuePairState state = connection.qp.state();
-                RdmaCounters.set(connection.counters.qpState, state.ordinal());
+                RdmaCounters.set(connection.counters.qpState, state.code());
                 if (io.verbus.fabric.QueuePairState.ERR == state)
                 {
                     connection.requestClose("QP entered the error state");
