@@ -420,6 +420,24 @@ public abstract class FabricConformanceTest
     }
 
     @Test
+    void shouldNotLetAFencedWriteOvertakeAnEarlierRead()
+    {
+        final ConformancePeer.Region region = peer.register(4096,
+            AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
+        peer.write(region.id(), 0, longBytes(1111));
+        localMemory.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, 2222);
+        batch.add().read(1, localAddress(64), 8, local.lkey(), region.address(), region.rkey(), SendFlags.SIGNALED);
+        batch.add().write(2, localAddress(0), 8, local.lkey(), region.address(), region.rkey(),
+            SendFlags.FENCE | SendFlags.SIGNALED);
+        postOk();
+        final List<Done> done = await(cq, 2, TIMEOUT_MS);
+        assertEquals(List.of(1L, 2L), done.stream().map(Done::wrId).toList());
+        assertTrue(done.stream().allMatch(d -> d.status() == WorkCompletionStatus.SUCCESS), done.toString());
+        assertEquals(1111, localMemory.get(ValueLayout.JAVA_LONG_UNALIGNED, 64), "the READ saw the old value");
+        assertEquals(2222, toLong(peer.read(region.id(), 0, 8)));
+    }
+
+    @Test
     void shouldCompleteSignaledWorkRequestsInPostingOrder()
     {
         final ConformancePeer.Region region = peer.register(64 * 1024,

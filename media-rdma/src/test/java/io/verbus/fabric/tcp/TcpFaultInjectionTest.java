@@ -29,6 +29,49 @@ class TcpFaultInjectionTest extends SoftFaultInjectionTest
     }
 
     @Test
+    void shouldAllocateNothingOnTheNicThreadsInSteadyState()
+    {
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
+        final long[] nicThreads = Thread.getAllStackTraces().keySet().stream()
+            .filter(thread -> thread.getName().startsWith("verbus-tcp-nic-")).mapToLong(Thread::threadId).toArray();
+        assertTrue(nicThreads.length >= 2, "NIC threads of both devices");
+        writeSignaledInlineWrites(1_000);
+        final java.util.List<Long> perRound = new java.util.ArrayList<>();
+        for (int round = 0; round < 4; round++)
+        {
+            long before = 0;
+            for (final long id : nicThreads)
+            {
+                before += threads.getThreadAllocatedBytes(id);
+            }
+            writeSignaledInlineWrites(1_000);
+            long after = 0;
+            for (final long id : nicThreads)
+            {
+                after += threads.getThreadAllocatedBytes(id);
+            }
+            perRound.add(after - before);
+            if (after == before)
+            {
+                break;
+            }
+        }
+        assertEquals(0L, perRound.getLast(), "bytes the NIC threads allocated per 1,000 WRITEs: " + perRound);
+    }
+
+    private void writeSignaledInlineWrites(final int count)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            batch.clear().add().write(i, source.address(), 32, 0, sink.address(), sink.rkey(),
+                SendFlags.SIGNALED | SendFlags.INLINE);
+            assertEquals(PostResult.OK, requester.postSend(batch));
+            assertEquals(WorkCompletionStatus.SUCCESS, awaitCompletion(initiatorCq).status());
+        }
+    }
+
+    @Test
     void shouldErrTheQueuePairAndFlushOutstandingWorkRequestsWhenTheConnectionDrops()
     {
         // Delay at the responder keeps the WRs outstanding while the connection is dropped.
