@@ -141,6 +141,20 @@ class RdmaVerbusTest
                 assertTrue(types.contains(type), "counter type " + type + " (" + CounterTypes.typeName(type) +
                     ") is allocated");
             }
+
+            // And ./verbus stat shows them.
+            final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            final int status = io.verbus.stat.VerbusStat.run(
+                new String[]{ "--dir", dir.resolve("verbus").toString(), "--once" },
+                new java.io.PrintStream(out, true), new java.io.PrintStream(new java.io.ByteArrayOutputStream()));
+            final String stat = out.toString();
+            assertEquals(0, status, stat);
+            for (final String label : new String[]{ "rdma bytes posted", "rdma WRs posted", "rdma inline WRs",
+                "rdma signaled WRs", "rdma completion errors", "rdma QP state", "rdma subscriber lag",
+                "rdma control port" })
+            {
+                assertTrue(stat.contains(label), label + " missing from:\n" + stat);
+            }
         }
     }
 
