@@ -463,7 +463,7 @@ public final class RdmaSender implements MediaSender
             }
         }
 
-        if (limit != lastLimit && limit > lastLimit)
+        if (limit > lastLimit)
         {
             lastLimit = limit;
             log.publisherLimit().setRelease(limit);
