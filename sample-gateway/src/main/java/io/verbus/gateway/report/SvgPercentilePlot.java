@@ -4,6 +4,7 @@ import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramIterationValue;
 
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -156,23 +157,11 @@ public final class SvgPercentilePlot
         return Math.min(maxX, Math.log10(1.0 / remaining));
     }
 
+    /** Label of the grid line {@code nines} nines along: 0%, 90%, 99%, 99.9%, ... */
     static String percentileLabel(final int nines)
     {
-        if (nines == 0)
-        {
-            return "0%";
-        }
-        final StringBuilder label = new StringBuilder("9");
-        if (nines >= 2)
-        {
-            label.append('9');
-        }
-        if (nines >= 3)
-        {
-            label.append('.');
-            label.append("9".repeat(nines - 2));
-        }
-        return label.append('%').toString();
+        final BigDecimal hundred = BigDecimal.valueOf(100);
+        return hundred.subtract(hundred.movePointLeft(nines)).stripTrailingZeros().toPlainString() + "%";
     }
 
     /** Round up to 1, 2 or 5 times a power of ten, so axis labels are round. */
