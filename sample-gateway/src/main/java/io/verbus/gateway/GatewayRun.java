@@ -124,6 +124,7 @@ public final class GatewayRun
             long nextProgressNs = config.progressIntervalNs() > 0 && config.durationNs() > config.progressIntervalNs() ?
                 startNs + config.progressIntervalNs() : Long.MAX_VALUE;
             long lastSampleMs = startMs;
+            long lastSampleNs = startNs;
             Histogram interval = null;
 
             while (true)
@@ -144,8 +145,10 @@ public final class GatewayRun
                     if (measuring)
                     {
                         interval = recorder.getIntervalHistogram(interval);
-                        lastSampleMs = sample(interval, lastSampleMs, nowNs - startNs > config.warmupNs(),
+                        // Only intervals that began after the warm-up count towards the run's histogram.
+                        lastSampleMs = sample(interval, lastSampleMs, lastSampleNs - startNs >= config.warmupNs(),
                             total, files);
+                        lastSampleNs = nowNs;
                     }
                 }
                 if (nowNs - nextProgressNs >= 0)
@@ -166,7 +169,7 @@ public final class GatewayRun
             if (measuring)
             {
                 interval = recorder.getIntervalHistogram(interval);
-                sample(interval, lastSampleMs, true, total, files);
+                sample(interval, lastSampleMs, lastSampleNs - startNs >= config.warmupNs(), total, files);
             }
         }
         finally

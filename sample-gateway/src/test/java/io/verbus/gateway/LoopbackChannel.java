@@ -98,6 +98,11 @@ final class LoopbackChannel implements ExclusivePublication, Subscription
         throw new UnsupportedOperationException("not used by the gateway");
     }
 
+    public int flush()
+    {
+        return 0;
+    }
+
     public long tryClaim(final int length, final BufferClaim bufferClaim)
     {
         throw new UnsupportedOperationException("not used by the gateway");

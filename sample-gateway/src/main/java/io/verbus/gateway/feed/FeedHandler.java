@@ -1,5 +1,6 @@
 package io.verbus.gateway.feed;
 
+import io.verbus.ExclusivePublication;
 import io.verbus.Publication;
 import io.verbus.gateway.PartCounters;
 import io.verbus.gateway.book.PriceLevelBook;
@@ -53,7 +54,7 @@ public final class FeedHandler implements Agent
     private static final int STARTUP_INSTRUMENTS_PER_DUTY_CYCLE = 16;
     private static final long START_PRICE = 100_000_000_000L;
 
-    private final Publication publication;
+    private final ExclusivePublication publication;
     private final NanoClock clock;
     private final SyntheticMarket[] markets;
     private final SplittableRandom random;
@@ -98,7 +99,7 @@ public final class FeedHandler implements Agent
      * @param seed         of the random market.
      */
     public FeedHandler(
-        final Publication publication,
+        final ExclusivePublication publication,
         final NanoClock clock,
         final int instruments,
         final int depth,
@@ -129,7 +130,9 @@ public final class FeedHandler implements Agent
     @Override
     public int doWork()
     {
-        int work = drainOutbox();
+        // In direct mode this thread is the media sender: connection set-up and flow control need the call.
+        int work = publication.flush();
+        work += drainOutbox();
         if (!isOutboxEmpty())
         {
             publishCounters();

@@ -2,7 +2,7 @@ package io.verbus.gateway.orders;
 
 import io.aeron.logbuffer.ControlledFragmentHandler;
 import io.aeron.logbuffer.Header;
-import io.verbus.Publication;
+import io.verbus.ExclusivePublication;
 import io.verbus.Subscription;
 import io.verbus.gateway.PartCounters;
 import io.verbus.sbe.MessageBounds;
@@ -23,6 +23,7 @@ import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.SplittableRandom;
 
 /**
@@ -58,9 +59,13 @@ public final class OrderGateway implements Agent
 
     private static final int FRAGMENT_LIMIT = 64;
     private static final long NOT_RESTING = Long.MIN_VALUE;
+    /** Reject texts encoded once: {@code text(String)} would allocate the UTF-8 bytes on every reject. */
+    private static final byte[] UNKNOWN_ORDER_TEXT =
+        "no resting order with that origClOrdId".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] MALFORMED_TEXT = "request failed bounds checks".getBytes(StandardCharsets.UTF_8);
 
     private final Subscription requests;
-    private final Publication answers;
+    private final ExclusivePublication answers;
     private final NanoClock clock;
     private final int instruments;
     private final long maxOrderQty;
@@ -99,7 +104,7 @@ public final class OrderGateway implements Agent
      */
     public OrderGateway(
         final Subscription requests,
-        final Publication answers,
+        final ExclusivePublication answers,
         final NanoClock clock,
         final int instruments,
         final long maxOrderQty,
@@ -127,7 +132,8 @@ public final class OrderGateway implements Agent
     @Override
     public int doWork()
     {
-        final int work = requests.controlledPoll(requestHandler, FRAGMENT_LIMIT);
+        int work = answers.flush();
+        work += requests.controlledPoll(requestHandler, FRAGMENT_LIMIT);
         for (int i = 0; i < counts.length; i++)
         {
             counters.publish(i, counts[i]);
@@ -278,7 +284,7 @@ public final class OrderGateway implements Agent
             .instrumentId(instrumentId)
             .rejectReason(RejectReason.UNKNOWN_ORDER)
             .refTemplateId(templateId)
-            .text("no resting order with that origClOrdId");
+            .putText(UNKNOWN_ORDER_TEXT, 0, UNKNOWN_ORDER_TEXT.length);
         if (!offerAnswer(MessageHeaderEncoder.ENCODED_LENGTH + rejectEncoder.encodedLength()))
         {
             return ControlledFragmentHandler.Action.ABORT;
@@ -301,7 +307,7 @@ public final class OrderGateway implements Agent
             .instrumentId(-1)
             .rejectReason(RejectReason.MALFORMED)
             .refTemplateId(templateId)
-            .text("request failed bounds checks");
+            .putText(MALFORMED_TEXT, 0, MALFORMED_TEXT.length);
         if (!offerAnswer(MessageHeaderEncoder.ENCODED_LENGTH + rejectEncoder.encodedLength()))
         {
             return ControlledFragmentHandler.Action.ABORT;

@@ -2,7 +2,7 @@ package io.verbus.gateway.strategy;
 
 import io.aeron.logbuffer.FragmentHandler;
 import io.aeron.logbuffer.Header;
-import io.verbus.Publication;
+import io.verbus.ExclusivePublication;
 import io.verbus.Subscription;
 import io.verbus.gateway.PartCounters;
 import io.verbus.gateway.book.PriceLevelBook;
@@ -77,7 +77,7 @@ public final class Strategy implements Agent
     private static final long NO_REQUEST = 0;
 
     private final Subscription marketData;
-    private final Publication orders;
+    private final ExclusivePublication orders;
     private final Subscription reports;
     private final NanoClock clock;
     private final Recorder tickToTrade;
@@ -131,7 +131,7 @@ public final class Strategy implements Agent
      */
     public Strategy(
         final Subscription marketData,
-        final Publication orders,
+        final ExclusivePublication orders,
         final Subscription reports,
         final NanoClock clock,
         final Recorder tickToTrade,
@@ -168,7 +168,8 @@ public final class Strategy implements Agent
     @Override
     public int doWork()
     {
-        int work = reports.poll(reportHandler, FRAGMENT_LIMIT);
+        int work = orders.flush();
+        work += reports.poll(reportHandler, FRAGMENT_LIMIT);
         work += marketData.poll(marketDataHandler, FRAGMENT_LIMIT);
         for (int i = 0; i < counts.length; i++)
         {
