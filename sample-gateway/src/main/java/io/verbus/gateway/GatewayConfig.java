@@ -40,6 +40,15 @@ public final class GatewayConfig
         RDMA
     }
 
+    /** How the parts are spread over processes when no --role is given. */
+    public enum Launch
+    {
+        /** All parts in this process (default transport ipc). */
+        SINGLE,
+        /** The strategy here, the feed and order gateway in a child process, over rdma (default provider shm). */
+        PROCESSES
+    }
+
     /** Stream id of market data (feed -> strategy). */
     public static final int MARKET_DATA_STREAM_ID = 2001;
     /** Stream id of orders (strategy -> order gateway). */
@@ -91,7 +100,10 @@ public final class GatewayConfig
     private int strategyCpu = Affinity.NO_CPU;
     private int ordersCpu = Affinity.NO_CPU;
     private int driverCpu = Affinity.NO_CPU;
-    private Transport transport = Transport.IPC;
+    private Transport transport;
+    private Launch launch;
+    private boolean roleGiven;
+    private String[] args = new String[0];
     private String provider = "shm";
     private String marketDataEndpoint = "127.0.0.1:" + MARKET_DATA_PORT_DEFAULT;
     private String orderEndpoint = "127.0.0.1:" + ORDER_PORT_DEFAULT;
@@ -113,6 +125,7 @@ public final class GatewayConfig
     public static GatewayConfig parse(final String... args)
     {
         final GatewayConfig config = new GatewayConfig();
+        config.args = args.clone();
         for (int i = 0; i < args.length; i++)
         {
             final String arg = args[i];
@@ -173,6 +186,7 @@ public final class GatewayConfig
             case "--orders-cpu" -> ordersCpu = parseCpu(flag, value);
             case "--driver-cpu" -> driverCpu = parseCpu(flag, value);
             case "--role" -> parseRole(flag, value);
+            case "--launch" -> launch = parseLaunch(flag, value);
             case "--transport" -> transport = parseTransport(flag, value);
             case "--provider" -> provider = parseProvider(flag, value);
             case "--md-endpoint" -> marketDataEndpoint = parseEndpoint(flag, value);
@@ -189,6 +203,17 @@ public final class GatewayConfig
 
     private void validate()
     {
+        if (roleGiven && launch == Launch.PROCESSES)
+        {
+            throw new IllegalArgumentException("--role runs the named parts in this process (start the others " +
+                "yourself); --launch processes starts them for you: give one or the other");
+        }
+        if (launchesProcesses() && null != transport && transport != Transport.RDMA)
+        {
+            throw new IllegalArgumentException("--launch processes puts the parts in separate processes, which " +
+                "needs --transport rdma; for --transport " + transport.name().toLowerCase(Locale.ROOT).replace('_', '-') +
+                " use --launch single");
+        }
         if (warmupNs >= durationNs)
         {
             throw new IllegalArgumentException("--warmup (" + formatSeconds(warmupNs) +
@@ -216,7 +241,7 @@ public final class GatewayConfig
                 " threads on " + cores + " cores, which starves them all: use --threads shared, " +
                 "--driver-idle backoff or --idle backoff");
         }
-        if (transport != Transport.RDMA && parts.size() != Part.values().length &&
+        if (transport() != Transport.RDMA && parts.size() != Part.values().length &&
             (null == marketDataChannel || null == orderChannel || null == reportChannel))
         {
             throw new IllegalArgumentException("--role " + roleName() + " runs only some parts in this process, " +
@@ -364,8 +389,19 @@ public final class GatewayConfig
         return cpu;
     }
 
+    private static Launch parseLaunch(final String flag, final String value)
+    {
+        return switch (value)
+        {
+            case "single" -> Launch.SINGLE;
+            case "processes" -> Launch.PROCESSES;
+            default -> throw new IllegalArgumentException(flag + ": '" + value + "' must be single or processes");
+        };
+    }
+
     private void parseRole(final String flag, final String value)
     {
+        roleGiven = true;
         parts.clear();
         if (value.equals("all"))
         {
@@ -460,7 +496,7 @@ public final class GatewayConfig
         {
             return explicit;
         }
-        return switch (transport)
+        return switch (transport())
         {
             case IPC -> "ipc";
             case AERON_IPC -> "aeron:ipc";
@@ -536,8 +572,12 @@ public final class GatewayConfig
               --feed-cpu N, --strategy-cpu N, --orders-cpu N   pin dedicated part threads
               --driver-cpu N       pin the Verbus driver threads
             Channels and processes:
-              --role R             parts in this process: all (default) or a comma list of feed, strategy, orders
-              --transport T        ipc (default, in-process), aeron-ipc (embedded Aeron), rdma (between processes)
+              --launch L           processes (default): the strategy runs here, the feed and order gateway in a
+                                   child process it starts and stops, over rdma; single: all parts in this process
+              --role R             run only these parts here and start the others yourself (e.g. on another host):
+                                   all, or a comma list of feed, strategy, orders
+              --transport T        rdma (default with --launch processes), ipc (default with --launch single:
+                                   Verbus's in-process log), aeron-ipc (an embedded Aeron driver's IPC)
               --provider P         rdma provider: shm (default, one host), tcp or verbs (across hosts), auto
               --md-endpoint H:P, --order-endpoint H:P, --report-endpoint H:P
                                    rdma control endpoints: the publisher listens on the port, subscribers
@@ -679,16 +719,41 @@ public final class GatewayConfig
         return driverCpu;
     }
 
-    /** @return the transport. */
+    /** @return the transport: the flag, else rdma when this run launches processes, else ipc. */
     public Transport transport()
     {
-        return transport;
+        if (null != transport)
+        {
+            return transport;
+        }
+        return launchesProcesses() ? Transport.RDMA : Transport.IPC;
+    }
+
+    /**
+     * @return true when this process should start the feed and order gateway in a child process and run the
+     * strategy itself: no --role given and --launch is processes (the default).
+     */
+    public boolean launchesProcesses()
+    {
+        return !roleGiven && (null == launch || launch == Launch.PROCESSES);
+    }
+
+    /** @return the flags this configuration was parsed from. */
+    public String[] args()
+    {
+        return args.clone();
     }
 
     /** @return where report files go. */
     public Path outputDir()
     {
         return outputDir;
+    }
+
+    /** @return true when --dir was given. */
+    public boolean hasExplicitVerbusDir()
+    {
+        return null != verbusDir;
     }
 
     /** @return the Verbus dir: the flag, else the default dir with a suffix naming this process's role. */

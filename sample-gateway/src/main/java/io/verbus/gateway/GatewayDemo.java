@@ -77,7 +77,9 @@ public final class GatewayDemo
         int exitCode;
         try
         {
-            final GatewayRun.Result result = GatewayRun.run(config, out, stopRequested, gateway);
+            final GatewayRun.Result result = config.launchesProcesses() ?
+                SeparateProcesses.run(config, out, stopRequested, gateway) :
+                GatewayRun.run(config, out, stopRequested, gateway);
             exitCode = null == result.filesDirectory() || result.everyRequestAnsweredOnce() ? 0 : 1;
         }
         catch (final Exception ex)

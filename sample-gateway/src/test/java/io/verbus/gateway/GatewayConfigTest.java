@@ -15,16 +15,29 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class GatewayConfigTest
 {
     @Test
-    void shouldDefaultToAnInProcessRunOfAllPartsWithBackoffIdling()
+    void shouldDefaultToSeparateProcessesOverRdmaShmWithBackoffIdling()
     {
         final GatewayConfig config = GatewayConfig.parse();
-        assertTrue(config.runs(Part.FEED) && config.runs(Part.STRATEGY) && config.runs(Part.ORDERS));
-        assertEquals("ipc", config.channel(GatewayConfig.MARKET_DATA_STREAM_ID, true));
+        assertTrue(config.launchesProcesses());
+        assertEquals(GatewayConfig.Transport.RDMA, config.transport());
+        assertEquals("rdma:endpoint=0.0.0.0:40501|provider=shm",
+            config.channel(GatewayConfig.MARKET_DATA_STREAM_ID, true));
         assertEquals("backoff", config.idleStrategy());
         assertEquals("backoff", config.driverIdleStrategy());
         assertFalse(config.dedicatedThreads());
         assertEquals(0, config.spinningThreads());
         assertTrue(config.durationNs() < TimeUnit.MINUTES.toNanos(1), "the demo ends within a minute");
+    }
+
+    @Test
+    void shouldRunAllPartsInThisProcessOverIpcWhenLaunchIsSingle()
+    {
+        final GatewayConfig config = GatewayConfig.parse("--launch", "single");
+        assertFalse(config.launchesProcesses());
+        assertTrue(config.runs(Part.FEED) && config.runs(Part.STRATEGY) && config.runs(Part.ORDERS));
+        assertEquals("ipc", config.channel(GatewayConfig.MARKET_DATA_STREAM_ID, true));
+        assertEquals("aeron:ipc", GatewayConfig.parse("--launch", "single", "--transport", "aeron-ipc")
+            .channel(GatewayConfig.ORDER_STREAM_ID, false));
     }
 
     @Test
@@ -86,6 +99,9 @@ class GatewayConfigTest
         "--md-channel nonsense   | --md-channel: 'nonsense' is not a channel",
         "stray                   | unexpected argument 'stray'",
         "--imbalance 50          | --imbalance: 50 is out of range 51 to 100",
+        "--launch cloud          | --launch: 'cloud' must be single or processes",
+        "--launch processes --role feed --transport rdma | --role runs the named parts in this process",
+        "--transport ipc         | --launch processes puts the parts in separate processes, which needs --transport rdma",
     })
     void shouldRejectBadFlagsNamingTheFlagAndTheProblem(final String args, final String expectedMessageStart)
     {
@@ -120,7 +136,7 @@ class GatewayConfigTest
         for (final String flag : new String[]{ "--duration", "--warmup", "--progress", "--out", "--rate",
             "--instruments", "--depth", "--burst", "--seed", "--imbalance", "--max-order-qty", "--position-limit",
             "--fill-percent", "--idle", "--busy-spin", "--driver-idle", "--threads", "--parts-cpu", "--feed-cpu",
-            "--strategy-cpu", "--orders-cpu", "--driver-cpu", "--role", "--transport", "--provider", "--md-endpoint",
+            "--strategy-cpu", "--orders-cpu", "--driver-cpu", "--role", "--launch", "--transport", "--provider", "--md-endpoint",
             "--order-endpoint", "--report-endpoint", "--md-channel", "--order-channel", "--report-channel", "--dir",
             "--help" })
         {

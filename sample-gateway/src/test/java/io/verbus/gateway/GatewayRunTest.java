@@ -29,7 +29,7 @@ class GatewayRunTest
 
     private GatewayConfig config(final String transport, final String duration)
     {
-        return GatewayConfig.parse("--transport", transport, "--duration", duration, "--warmup", "1s",
+        return GatewayConfig.parse("--launch", "single", "--transport", transport, "--duration", duration, "--warmup", "1s",
             "--rate", "5000", "--instruments", "4", "--idle", "sleeping", "--driver-idle", "sleeping",
             "--progress", "1s", "--out", dir.resolve("out").toString(), "--dir", dir.resolve("verbus").toString());
     }
@@ -81,6 +81,38 @@ class GatewayRunTest
         assertTrue(result.everyRequestAnsweredOnce(), output);
         assertEquals(0, result.bookFaults(), output);
         assertTrue(output.contains("channels: market data aeron:ipc"), output);
+    }
+
+    @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    void shouldRunTheFeedAndOrderGatewayInAChildProcessOverRdmaShm() throws Exception
+    {
+        final GatewayConfig config = GatewayConfig.parse("--duration", "8s", "--warmup", "3s",
+            "--rate", "2000", "--instruments", "4", "--idle", "sleeping", "--driver-idle", "sleeping",
+            "--md-endpoint", "127.0.0.1:" + freePort(), "--order-endpoint", "127.0.0.1:" + freePort(),
+            "--report-endpoint", "127.0.0.1:" + freePort(),
+            "--out", dir.resolve("out").toString(), "--dir", dir.resolve("verbus").toString());
+        assertTrue(config.launchesProcesses());
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        final GatewayRun.Result result = SeparateProcesses.run(config,
+            new PrintStream(bytes, true, StandardCharsets.UTF_8), new AtomicBoolean(), new AtomicReference<>());
+        final String output = bytes.toString(StandardCharsets.UTF_8);
+
+        assertTrue(output.contains("parts [strategy] in this process"), output);
+        assertTrue(output.contains("provider=shm"), output);
+        assertTrue(result.ordersSent() > 5, output);
+        assertTrue(result.everyRequestAnsweredOnce(), output);
+        assertEquals(0, result.bookFaults(), output);
+        assertTrue(output.matches("(?s).*\\|\\s+order gateway: [0-9,]+ answered.*"), "child's report: " + output);
+        assertTrue(Files.exists(dir.resolve("out").resolve(HistogramFiles.SVG_FILE)), output);
+    }
+
+    private static int freePort() throws java.io.IOException
+    {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0))
+        {
+            return socket.getLocalPort();
+        }
     }
 
     @Test
