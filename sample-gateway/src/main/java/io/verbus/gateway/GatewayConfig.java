@@ -64,9 +64,9 @@ public final class GatewayConfig
     public static final int REPORT_PORT_DEFAULT = 40503;
 
     static final long DURATION_NS_DEFAULT = TimeUnit.SECONDS.toNanos(20);
-    static final long WARMUP_NS_DEFAULT = TimeUnit.SECONDS.toNanos(3);
+    static final long WARMUP_NS_DEFAULT = TimeUnit.SECONDS.toNanos(5);
     static final long PROGRESS_INTERVAL_NS_DEFAULT = TimeUnit.SECONDS.toNanos(5);
-    static final int RATE_DEFAULT = 20_000;
+    static final int RATE_DEFAULT = 10_000;
     static final int RATE_MAX = 5_000_000;
     static final int INSTRUMENTS_DEFAULT = 8;
     static final int INSTRUMENTS_MAX = 4096;
@@ -549,11 +549,11 @@ public final class GatewayConfig
 
             Run:
               --duration D         total run time, e.g. 20s, 500ms, 2m (default 20s)
-              --warmup D           leading time excluded from the histogram (default 3s)
+              --warmup D           leading time excluded from the histogram (default 5s)
               --progress D         interval of the progress line; 0 turns it off (default 5s)
               --out DIR            where report files go (default build/demo)
             Market:
-              --rate N             market-data messages per second, e.g. 20000 or 20k (default 20000)
+              --rate N             market-data messages per second, e.g. 20000 or 20k (default 10000)
               --instruments N      instruments in the synthetic market (default 8)
               --depth N            book levels per side (default 10)
               --burst N            longest burst of back-to-back messages (default 16; 1 = evenly paced)

@@ -26,6 +26,7 @@ public final class SeparateProcesses
     /** Name of the child's log in the output directory. */
     public static final String CHILD_LOG_FILE = "feed-orders.log";
 
+    private static final int SIGTERM_EXIT_CODE = 128 + 15;
     private static final long CHILD_EXTRA_LIFETIME_NS = TimeUnit.SECONDS.toNanos(30);
     private static final long CHILD_EXIT_TIMEOUT_MS = TimeUnit.SECONDS.toMillis(15);
 
@@ -80,8 +81,9 @@ public final class SeparateProcesses
         }
 
         out.println();
-        out.printf(Locale.ROOT, "Feed handler and order gateway process %d exited with %d; its report:%n",
-            child.pid(), child.exitValue());
+        final int exitValue = child.exitValue();
+        out.printf(Locale.ROOT, "Feed handler and order gateway process %d %s; its report:%n", child.pid(),
+            exitValue == SIGTERM_EXIT_CODE ? "stopped (SIGTERM, as planned)" : "exited with " + exitValue);
         for (final String line : childReport(childLog))
         {
             out.println("  | " + line);
