@@ -111,6 +111,7 @@ public final class GatewayConfig
     private String marketDataChannel;
     private String orderChannel;
     private String reportChannel;
+    private String secretFile;
     private Path outputDir = Path.of(OUTPUT_DIR_DEFAULT);
     private String verbusDir;
     private boolean help;
@@ -195,6 +196,7 @@ public final class GatewayConfig
             case "--md-channel" -> marketDataChannel = parseChannel(flag, value);
             case "--order-channel" -> orderChannel = parseChannel(flag, value);
             case "--report-channel" -> reportChannel = parseChannel(flag, value);
+            case "--secret-file" -> secretFile = requireNonBlank(flag, value);
             case "--out" -> outputDir = Path.of(requireNonBlank(flag, value));
             case "--dir" -> verbusDir = requireNonBlank(flag, value);
             default -> throw new IllegalArgumentException("unknown flag '" + flag + "' (see --help)");
@@ -510,17 +512,23 @@ public final class GatewayConfig
                 };
                 final String address = forPublication ?
                     "0.0.0.0" + endpoint.substring(endpoint.lastIndexOf(':')) : endpoint;
-                yield "rdma:endpoint=" + address + "|provider=" + provider;
+                yield "rdma:endpoint=" + address + "|provider=" + provider +
+                    (null == secretFile ? "" : "|secret-file=" + secretFile);
             }
         };
     }
 
-    /** @return a one-line description of the three streams' channels, for banners and reports. */
+    /** @return a one-line description of the three streams' channels (secret file left out), for reports. */
     public String describeChannels()
     {
-        return "market data " + channel(MARKET_DATA_STREAM_ID, false) +
-            ", orders " + channel(ORDER_STREAM_ID, false) +
-            ", reports " + channel(REPORT_STREAM_ID, false);
+        return "market data " + withoutSecret(channel(MARKET_DATA_STREAM_ID, false)) +
+            ", orders " + withoutSecret(channel(ORDER_STREAM_ID, false)) +
+            ", reports " + withoutSecret(channel(REPORT_STREAM_ID, false));
+    }
+
+    private static String withoutSecret(final String channel)
+    {
+        return channel.replaceAll("\\|secret-file=[^|]*", "");
     }
 
     /** @return the role as given on the command line. */
@@ -583,6 +591,8 @@ public final class GatewayConfig
                                    rdma control endpoints: the publisher listens on the port, subscribers
                                    connect to H:P (defaults 127.0.0.1:40501, :40502, :40503)
               --md-channel C, --order-channel C, --report-channel C   use channel C as given for that stream
+              --secret-file F      rdma handshake secret (the same file on every host; --launch processes makes
+                                   one in the output dir when not given)
               --dir DIR            Verbus dir (counters and logs; ./verbus stat --dir DIR shows them live)
               --help               this text
             """;
@@ -748,6 +758,12 @@ public final class GatewayConfig
     public Path outputDir()
     {
         return outputDir;
+    }
+
+    /** @return the rdma secret file, or null when not given. */
+    public String secretFile()
+    {
+        return secretFile;
     }
 
     /** @return true when --dir was given. */
