@@ -255,9 +255,11 @@ public final class GatewayConfig
     /** @return how many threads would busy-spin: parts threads and driver threads with a spinning idle strategy. */
     int spinningThreads()
     {
-        final int partThreads = dedicatedThreads ? parts.size() : 1;
+        // With --launch processes the child runs the feed and order gateway on its own thread(s) and driver.
+        final int processes = launchesProcesses() ? 2 : 1;
+        final int partThreads = dedicatedThreads ? parts.size() : processes;
         final int partsSpinning = isSpinning(idleStrategy) ? partThreads : 0;
-        final int driverSpinning = isSpinning(driverIdleStrategy()) ? 1 : 0;
+        final int driverSpinning = isSpinning(driverIdleStrategy()) ? processes : 0;
         return partsSpinning + driverSpinning;
     }
 
