@@ -144,7 +144,8 @@ public final class SvgPercentilePlot
         svg.append("\"/>\n");
 
         // The numbers a reader looks for first, in the empty upper-left corner of a latency curve.
-        svg.append(String.format(Locale.ROOT, "<g class=\"legend\" font-family=\"monospace\" fill=\"#333\" xml:space=\"preserve\" style=\"white-space:pre\">%n"));
+        svg.append("<g class=\"legend\" font-family=\"monospace\" fill=\"#333\" xml:space=\"preserve\" " +
+            "style=\"white-space:pre\">\n");
         int line = 0;
         for (final double percentile : PercentileTable.PERCENTILES)
         {
