@@ -224,6 +224,23 @@ class RdmaVerbusTest
     }
 
     @Test
+    void shouldFailClearlyWhenTheEndpointIsTakenAndLeaveNoCounters() throws Exception
+    {
+        try (Verbus verbus = launch();
+            java.net.ServerSocket squatter = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress()))
+        {
+            final RuntimeException ex = assertThrows(RuntimeException.class, () -> verbus.addPublication(
+                "rdma:endpoint=127.0.0.1:" + squatter.getLocalPort() + "|provider=shm", 2201));
+            assertTrue(ex.getMessage().contains("cannot listen on endpoint 127.0.0.1:" + squatter.getLocalPort()),
+                ex.getMessage());
+            final List<Integer> types = new ArrayList<>();
+            verbus.countersReader().forEach((counterId, typeId, keyBuffer, label) -> types.add(typeId));
+            assertTrue(types.stream().noneMatch(t -> t >= RdmaCounters.BYTES_POSTED_TYPE_ID &&
+                t <= RdmaCounters.TORN_READS_TYPE_ID), "no rdma counter left behind: " + types);
+        }
+    }
+
+    @Test
     void shouldRejectBadRdmaChannelsNamingTheParameter()
     {
         try (Verbus verbus = launch())
