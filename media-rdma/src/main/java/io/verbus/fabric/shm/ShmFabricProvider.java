@@ -3,6 +3,7 @@ package io.verbus.fabric.shm;
 import io.verbus.fabric.Fabric;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.FabricProvider;
+import io.verbus.fabric.SoftFabric;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,6 +15,9 @@ public final class ShmFabricProvider implements FabricProvider
 {
     /** Provider name. */
     public static final String NAME = "shm";
+
+    /** The one device name this provider offers. */
+    public static final String DEVICE_NAME = "shm0";
 
     @Override
     public String name()
@@ -47,6 +51,6 @@ public final class ShmFabricProvider implements FabricProvider
     @Override
     public Fabric open(final FabricContext context)
     {
-        return new ShmFabric(context);
+        return new SoftFabric(NAME, DEVICE_NAME, context, ShmDevice::open);
     }
 }

@@ -3,6 +3,7 @@ package io.verbus.fabric.tcp;
 import io.verbus.fabric.Fabric;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.FabricProvider;
+import io.verbus.fabric.SoftFabric;
 
 /**
  * The {@code tcp} provider: a software NIC over TCP for hosts without RDMA.
@@ -11,6 +12,9 @@ public final class TcpFabricProvider implements FabricProvider
 {
     /** Provider name. */
     public static final String NAME = "tcp";
+
+    /** The one device name this provider offers. */
+    public static final String DEVICE_NAME = "tcp0";
 
     @Override
     public String name()
@@ -41,6 +45,6 @@ public final class TcpFabricProvider implements FabricProvider
     @Override
     public Fabric open(final FabricContext context)
     {
-        return new TcpFabric(context);
+        return new SoftFabric(NAME, DEVICE_NAME, context, TcpDevice::open);
     }
 }
