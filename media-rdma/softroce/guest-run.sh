@@ -72,7 +72,7 @@ run_java() {
         -Dverbus.softroce.results="$SHARED" \
         -cp "$CLASSPATH" org.junit.platform.console.ConsoleLauncher execute \
         --disable-banner --details=tree --fail-if-no-tests --reports-dir="$SHARED/junit-reports" \
-        --select-class io.verbus.fabric.verbs.VerbsConformanceIT \
+        --select-class io.verbus.fabric.verbs.VerbsProviderIT \
         --select-class io.verbus.fabric.verbs.VerbsWriteLatencyIT
 }
 java_started=$(cut -d' ' -f1 /proc/uptime)

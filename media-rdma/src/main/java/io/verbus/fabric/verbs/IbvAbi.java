@@ -33,7 +33,7 @@ public final class IbvAbi
     {
     }
 
-    private static long offset(final GroupLayout layout, final String... path)
+    static long offset(final GroupLayout layout, final String... path)
     {
         final PathElement[] elements = new PathElement[path.length];
         for (int i = 0; i < path.length; i++)
@@ -505,9 +505,17 @@ public final class IbvAbi
         }
     }
 
-    /** Every struct above, for the ABI test. */
-    public static final List<StructLayout> STRUCTS = List.of(
+    /**
+     * Every struct above, for the ABI test. A method, not a constant: the nested classes initialise on
+     * first use and must not wait on this outer class's initialisation.
+     *
+     * @return the layouts.
+     */
+    public static List<StructLayout> structs()
+    {
+        return List.of(
         ContextOps.LAYOUT, Context.LAYOUT, DeviceAttr.LAYOUT, PortAttr.LAYOUT, GidEntry.LAYOUT, Mr.LAYOUT,
         Cq.LAYOUT, QpCap.LAYOUT, QpInitAttr.LAYOUT, Qp.LAYOUT, GlobalRoute.LAYOUT, AhAttr.LAYOUT, QpAttr.LAYOUT,
         Sge.LAYOUT, SendWr.LAYOUT, RecvWr.LAYOUT, Wc.LAYOUT, AsyncEvent.LAYOUT);
+    }
 }

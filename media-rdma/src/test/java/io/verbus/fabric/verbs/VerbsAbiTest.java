@@ -71,7 +71,7 @@ class VerbsAbiTest
     void shouldMatchEveryStructSizeAndFieldOffsetWithTheInstalledHeaders()
     {
         final Map<String, Long> javaAbi = new TreeMap<>();
-        for (final StructLayout struct : IbvAbi.STRUCTS)
+        for (final StructLayout struct : IbvAbi.structs())
         {
             final String structName = struct.name().orElseThrow();
             javaAbi.put("sizeof " + structName, struct.byteSize());
