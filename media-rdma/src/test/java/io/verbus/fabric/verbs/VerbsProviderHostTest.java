@@ -78,6 +78,24 @@ class VerbsProviderHostTest
     }
 
     @Test
+    void shouldFallBackToASoftProviderForAutoWhenVerbsIsUnavailable() throws IOException
+    {
+        if (!hostHasRdmaDevice())
+        {
+            // Where verbs has no device, auto must still give a working fabric: tcp, which reaches other hosts.
+            try (Fabric fabric = Fabrics.open(Fabrics.AUTO))
+            {
+                assertEquals("tcp", fabric.providerName());
+            }
+        }
+        System.setProperty(VerbsConfiguration.LIBRARY_PROP_NAME, "libibverbs-verbus-missing.so.1");
+        try (Fabric fabric = Fabrics.open(Fabrics.AUTO))
+        {
+            assertEquals("tcp", fabric.providerName());
+        }
+    }
+
+    @Test
     void shouldNameTheListedDevicesWhenTheConfiguredDeviceDoesNotExist() throws IOException
     {
         System.setProperty(VerbsConfiguration.DEVICE_PROP_NAME, "mlx5_verbus_missing");
