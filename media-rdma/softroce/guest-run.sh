@@ -72,6 +72,7 @@ run_java() {
         -Dverbus.softroce.results="$SHARED" \
         -cp "$CLASSPATH" org.junit.platform.console.ConsoleLauncher execute \
         --disable-banner --details=tree --fail-if-no-tests --reports-dir="$SHARED/junit-reports" \
+        --config='junit.jupiter.testclass.order.default=org.junit.jupiter.api.ClassOrderer$OrderAnnotation' \
         --select-class io.verbus.fabric.verbs.VerbsConformanceIT \
         --select-class io.verbus.fabric.verbs.VerbsProviderIT \
         --select-class io.verbus.fabric.verbs.VerbsWriteLatencyIT
@@ -92,15 +93,33 @@ if [ "$java_rc" -eq 134 ]; then
 fi
 java_ended=$(cut -d' ' -f1 /proc/uptime)
 
+# Failed cases, from the JUnit XML; those listed in rxe-deviations.txt (a device status that differs from
+# hardware's) are reported but do not fail the run.
+failed_cases="$(awk '/<testcase /{ match($0, /name="[^"]*"/); name = substr($0, RSTART + 6, RLENGTH - 7) }
+    /<failure|<error/{ print name }' "$SHARED"/junit-reports/*.xml 2>/dev/null | sort -u)"
+unexpected=""
+deviations=""
+for case_name in $failed_cases; do
+    reason="$(grep -F "$case_name:" "$VERBUS_HOME/media-rdma/softroce/rxe-deviations.txt" | head -n 1)"
+    if [ -n "$reason" ]; then deviations="$deviations
+  $reason"; else unexpected="$unexpected $case_name"; fi
+done
+passed_count="$(grep -o 'tests="[0-9]*"' "$SHARED"/junit-reports/*.xml 2>/dev/null | head -n 1)"
+
 {
     echo "Soft-RoCE (rxe0 under qemu TCG, not hardware), kernel $(uname -r), guest uptime ${java_ended}s, JVM ${java_started}s -> ${java_ended}s"
     echo "perftest ib_write_lat 64 B, $PERFTEST_ITERATIONS iterations (t_min t_max t_typical t_avg t_stdev p99 p99.9, usec):"
     grep -E '^ *64 +[0-9]+' "$SHARED/ib_write_lat.txt" | sed 's/^/  /'
+    echo "JUnit in the guest: exit $java_rc, $passed_count; failed: ${failed_cases:-none}"
+    [ -z "$deviations" ] || echo "known rxe deviations (failed, not gating):$deviations"
     if [ -f "$SHARED/verbus_write_lat.txt" ]; then
         echo "Verbus verbs inline 64 B WRITE+poll (provider=verbs, same rxe0):"
         sed 's/^/  /' "$SHARED/verbus_write_lat.txt"
     fi
 } > "$SHARED/summary.txt"
 
-[ "$java_rc" -eq 0 ] || finish "guest JUnit run failed (exit $java_rc)"
+if [ "$java_rc" -ne 0 ]; then
+    [ -n "$failed_cases" ] || finish "guest JVM failed (exit $java_rc) without a JUnit report"
+    [ -z "$unexpected" ] || finish "guest JUnit run failed:$unexpected"
+fi
 finish 0

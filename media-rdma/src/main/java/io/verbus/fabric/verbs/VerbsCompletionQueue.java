@@ -103,26 +103,16 @@ final class VerbsCompletionQueue implements CompletionQueue
             final int qpNumber = wcs.get(JAVA_INT, base + IbvAbi.Wc.QP_NUM);
             final boolean hasImmediate = (wcs.get(JAVA_INT, base + IbvAbi.Wc.WC_FLAGS) & IBV_WC_WITH_IMM) != 0;
             final WorkCompletionStatus status = WorkCompletionStatus.fromCode(statusCode);
-            // An error completion's opcode is not defined by verbs (rxe fills it, mlx5 does not): report it only
-            // when it is a known value; the status and wr_id are what matter then.
-            final WorkCompletionOpcode opcode = knownOpcode(opcodeCode);
-            completions[i].set(
-                wcs.get(JAVA_LONG, base + IbvAbi.Wc.WR_ID),
-                status,
-                opcode,
-                wcs.get(JAVA_INT, base + IbvAbi.Wc.BYTE_LEN),
-                hasImmediate ? Integer.reverseBytes(wcs.get(JAVA_INT, base + IbvAbi.Wc.IMM_DATA)) : 0,
-                hasImmediate,
-                qpNumber,
-                wcs.get(JAVA_INT, base + IbvAbi.Wc.VENDOR_ERR));
-
+            final long wrId = wcs.get(JAVA_LONG, base + IbvAbi.Wc.WR_ID);
+            WorkCompletionOpcode opcode = null;
             for (final VerbsQueuePair qp : queuePairs)
             {
                 if (qp.qpNumber() == qpNumber)
                 {
                     if (statusCode != 0)
                     {
-                        qp.onErrorCompletion();
+                        // Verbs leaves an error completion's opcode undefined: the QP knows the WR by its id.
+                        opcode = qp.onErrorCompletion(wrId);
                     }
                     else if (opcodeCode >= IBV_WC_RECV)
                     {
@@ -135,6 +125,20 @@ final class VerbsCompletionQueue implements CompletionQueue
                     break;
                 }
             }
+            if (null == opcode)
+            {
+                opcode = knownOpcode(opcodeCode);
+            }
+            completions[i].set(
+                wrId,
+                status,
+                opcode,
+                wcs.get(JAVA_INT, base + IbvAbi.Wc.BYTE_LEN),
+                hasImmediate ? Integer.reverseBytes(wcs.get(JAVA_INT, base + IbvAbi.Wc.IMM_DATA)) : 0,
+                hasImmediate,
+                qpNumber,
+                wcs.get(JAVA_INT, base + IbvAbi.Wc.VENDOR_ERR));
+
         }
         return polled;
     }

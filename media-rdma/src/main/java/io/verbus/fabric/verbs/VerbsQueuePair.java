@@ -11,6 +11,7 @@ import io.verbus.fabric.QueuePairConnectionInfo;
 import io.verbus.fabric.QueuePairState;
 import io.verbus.fabric.SendFlags;
 import io.verbus.fabric.WorkRequest;
+import io.verbus.fabric.WorkCompletionOpcode;
 import io.verbus.fabric.WorkRequestBatch;
 import io.verbus.fabric.WorkRequestOpcode;
 import org.agrona.BitUtil;
@@ -76,12 +77,17 @@ public final class VerbsQueuePair implements QueuePair
     private static final int ENOMEM = 12;
     /** Minimum local ACK timeout code: 4.096 us * 2^14 = 67 ms, generous for rxe and emulated CPUs. */
     static final int MIN_ACK_TIMEOUT_CODE = 14;
-    /** Transport retries before RETRY_EXC_ERR; 7 is the largest the 3-bit field holds. */
-    static final int RETRY_COUNT = 7;
+    /**
+     * Transport retries before RETRY_EXC_ERR. Not 7: the 3-bit field's largest value means "retry forever" to
+     * rxe (as 7 does for the RNR retry count everywhere), so a dead peer would never be reported.
+     */
+    static final int RETRY_COUNT = 6;
     /** Largest READ/atomic depth requested, within what the device allows. */
     private static final int MAX_RD_ATOMIC = 16;
     private static final int HOP_LIMIT = 64;
+    private static final VarHandle SEND_POSTED;
     private static final VarHandle SEND_RECLAIMED;
+    private static final VarHandle RECEIVE_POSTED;
     private static final VarHandle RECEIVE_CONSUMED;
 
     static
@@ -89,7 +95,9 @@ public final class VerbsQueuePair implements QueuePair
         try
         {
             final java.lang.invoke.MethodHandles.Lookup lookup = java.lang.invoke.MethodHandles.lookup();
+            SEND_POSTED = lookup.findVarHandle(VerbsQueuePair.class, "sendPosted", long.class);
             SEND_RECLAIMED = lookup.findVarHandle(VerbsQueuePair.class, "sendReclaimed", long.class);
+            RECEIVE_POSTED = lookup.findVarHandle(VerbsQueuePair.class, "receivePosted", long.class);
             RECEIVE_CONSUMED = lookup.findVarHandle(VerbsQueuePair.class, "receiveConsumed", long.class);
         }
         catch (final ReflectiveOperationException ex)
@@ -125,12 +133,19 @@ public final class VerbsQueuePair implements QueuePair
     // sendReclaimed to the polling thread.
     private final long[] signaledEnds;
     private final int signaledMask;
-    private long sendPosted;
+    private final long[] sendWrIds;
+    private final WorkCompletionOpcode[] sendOpcodes;
+    private final long[] receiveWrIds;
+    private final int receiveMask;
+    private long errorCursor;
+    @SuppressWarnings("unused")
+    private volatile long sendPosted;
     private long signaledPushed;
     private long signaledPopped;
     @SuppressWarnings("unused")
     private volatile long sendReclaimed;
-    private long receivePosted;
+    @SuppressWarnings("unused")
+    private volatile long receivePosted;
     @SuppressWarnings("unused")
     private volatile long receiveConsumed;
     private volatile boolean errored;
@@ -208,8 +223,12 @@ public final class VerbsQueuePair implements QueuePair
             destroyQuietly();
             throw new FabricException("ibv_query_qp(QP " + qpNumber + ") failed with " + LibIbverbs.describeErrno(rc));
         }
-        maxSend = attr.get(JAVA_INT, IbvAbi.QpAttr.CAP + IbvAbi.QpCap.MAX_SEND_WR);
-        maxReceive = attr.get(JAVA_INT, IbvAbi.QpAttr.CAP + IbvAbi.QpCap.MAX_RECV_WR);
+        // Providers round the queues up (rxe to a power of two); the SPI promises the depth that was asked
+        // for, so that is what this QP enforces: the same WR stream refuses at the same point on any device.
+        final int grantedSend = attr.get(JAVA_INT, IbvAbi.QpAttr.CAP + IbvAbi.QpCap.MAX_SEND_WR);
+        final int grantedReceive = attr.get(JAVA_INT, IbvAbi.QpAttr.CAP + IbvAbi.QpCap.MAX_RECV_WR);
+        maxSend = Math.min(config.maxSendWorkRequests(), grantedSend);
+        maxReceive = Math.min(config.maxReceiveWorkRequests(), grantedReceive);
         maxInline = attr.get(JAVA_INT, IbvAbi.QpAttr.CAP + IbvAbi.QpCap.MAX_INLINE_DATA);
 
         // Native WRs and SGEs for every send-queue slot, linked to their SGE once.
@@ -228,7 +247,12 @@ public final class VerbsQueuePair implements QueuePair
 
         final int ringLength = BitUtil.findNextPositivePowerOfTwo(maxSend);
         signaledEnds = new long[ringLength];
+        sendWrIds = new long[ringLength];
+        sendOpcodes = new WorkCompletionOpcode[ringLength];
         signaledMask = ringLength - 1;
+        final int receiveRingLength = BitUtil.findNextPositivePowerOfTwo(maxReceive);
+        receiveWrIds = new long[receiveRingLength];
+        receiveMask = receiveRingLength - 1;
 
         sendCq.attach(this);
         if (receiveCq != sendCq)
@@ -435,7 +459,7 @@ public final class VerbsQueuePair implements QueuePair
         }
         if (!errored)
         {
-            final long room = maxSend - (sendPosted - (long)SEND_RECLAIMED.getAcquire(this));
+            final long room = maxSend - ((long)SEND_POSTED.getOpaque(this) - (long)SEND_RECLAIMED.getAcquire(this));
             if (count > room)
             {
                 count = (int)Math.max(0, room);
@@ -447,12 +471,15 @@ public final class VerbsQueuePair implements QueuePair
             return refusal;
         }
 
-        final long firstSequence = sendPosted;
+        final long firstSequence = (long)SEND_POSTED.getOpaque(this);
         final long pushedBefore = signaledPushed;
         for (int i = 0; i < count; i++)
         {
             final WorkRequest request = batch.get(i);
             fill(i, request, i == count - 1 ? 0L : sendWrsAddress + (i + 1) * SEND_WR_SIZE);
+            final int slot = (int)((firstSequence + i) & signaledMask);
+            sendWrIds[slot] = request.wrId();
+            sendOpcodes[slot] = request.opcode().completionOpcode();
             if (request.isSignaled())
             {
                 signaledEnds[(int)(signaledPushed++ & signaledMask)] = firstSequence + i + 1;
@@ -488,7 +515,7 @@ public final class VerbsQueuePair implements QueuePair
             signaledPushed = keep;
             refusal = rc == ENOMEM ? PostResult.SEND_QUEUE_FULL : PostResult.INVALID_REQUEST;
         }
-        sendPosted = firstSequence + posted;
+        SEND_POSTED.setRelease(this, firstSequence + posted);
         batch.postedCount(posted);
         return refusal;
     }
@@ -568,7 +595,8 @@ public final class VerbsQueuePair implements QueuePair
         {
             return PostResult.INVALID_REQUEST;
         }
-        if (!errored && receivePosted - (long)RECEIVE_CONSUMED.getAcquire(this) >= maxReceive)
+        final long receiveSequence = (long)RECEIVE_POSTED.getOpaque(this);
+        if (!errored && receiveSequence - (long)RECEIVE_CONSUMED.getAcquire(this) >= maxReceive)
         {
             return PostResult.RECEIVE_QUEUE_FULL;
         }
@@ -591,7 +619,8 @@ public final class VerbsQueuePair implements QueuePair
         {
             return rc == ENOMEM ? PostResult.RECEIVE_QUEUE_FULL : PostResult.INVALID_REQUEST;
         }
-        receivePosted++;
+        receiveWrIds[(int)(receiveSequence & receiveMask)] = wrId;
+        RECEIVE_POSTED.setRelease(this, receiveSequence + 1);
         return PostResult.OK;
     }
 
@@ -609,10 +638,35 @@ public final class VerbsQueuePair implements QueuePair
         RECEIVE_CONSUMED.setRelease(this, (long)RECEIVE_CONSUMED.getAcquire(this) + 1);
     }
 
-    /** Polling thread: any failed completion means the QP is in ERR; its WRs now flush, nothing is counted. */
-    void onErrorCompletion()
+    /**
+     * Polling thread: a failed completion. The QP is in ERR and its WRs now flush, so nothing is counted any
+     * more. Verbs leaves an error completion's opcode undefined (rxe reports SEND for a flushed RECV), so
+     * which queue it came from is found by its wr_id among the WRs still outstanding, sends first.
+     *
+     * @param wrId the completion's wr_id.
+     * @return the opcode of the WR it completes: RECV for a receive, else the send WR's.
+     */
+    WorkCompletionOpcode onErrorCompletion(final long wrId)
     {
         errored = true;
+        VarHandle.acquireFence();
+        final long posted = (long)SEND_POSTED.getAcquire(this);
+        for (long sequence = Math.max(errorCursor, (long)SEND_RECLAIMED.getAcquire(this)); sequence < posted; sequence++)
+        {
+            final int slot = (int)(sequence & signaledMask);
+            if (sendWrIds[slot] == wrId)
+            {
+                errorCursor = sequence + 1;
+                return sendOpcodes[slot];
+            }
+        }
+        final long consumed = (long)RECEIVE_CONSUMED.getAcquire(this);
+        if (consumed < (long)RECEIVE_POSTED.getAcquire(this) && receiveWrIds[(int)(consumed & receiveMask)] == wrId)
+        {
+            RECEIVE_CONSUMED.setRelease(this, consumed + 1);
+            return WorkCompletionOpcode.RECV;
+        }
+        return WorkCompletionOpcode.SEND;
     }
 
     void onAsyncError(final String description)

@@ -1,5 +1,6 @@
 package io.verbus.fabric.verbs;
 
+import org.junit.jupiter.api.Order;
 import io.verbus.fabric.Fabric;
 import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.conformance.FabricConformanceTest;
@@ -12,6 +13,8 @@ import io.verbus.fabric.conformance.FabricConformanceTest;
  * <p>
  * Needs a device, so it is an IT: the Soft-RoCE guest runs it (softroce/run.sh), not surefire on the host.
  */
+// The guest runs the classes in this order: the latency loop warms the JIT on the post/poll path first.
+@Order(3)
 class VerbsConformanceIT extends FabricConformanceTest
 {
     @Override

@@ -21,10 +21,12 @@ class VerbsQueuePairAttributesTest
     }
 
     @Test
-    void shouldCoverTheRetryTimeoutWithEightAttemptsButNeverGoBelowTheSoftRoceMinimum()
+    void shouldCoverTheRetryTimeoutWithSevenAttemptsButNeverGoBelowTheSoftRoceMinimum()
     {
-        // 2 s over 8 attempts = 250 ms each: 4.096 us * 2^16 = 268 ms is the first that covers it.
-        assertEquals(16, VerbsQueuePair.ackTimeoutCode(TimeUnit.SECONDS.toNanos(2)));
+        // 2 s over 7 attempts (retry count 6: rxe takes 7 as "forever") = 286 ms each; 2^16 * 4.096 us = 268 ms
+        // falls short, 2^17 * 4.096 us = 537 ms covers it.
+        assertEquals(6, VerbsQueuePair.RETRY_COUNT);
+        assertEquals(17, VerbsQueuePair.ackTimeoutCode(TimeUnit.SECONDS.toNanos(2)));
         assertEquals(VerbsQueuePair.MIN_ACK_TIMEOUT_CODE, VerbsQueuePair.ackTimeoutCode(TimeUnit.MICROSECONDS.toNanos(10)));
         assertEquals(31, VerbsQueuePair.ackTimeoutCode(TimeUnit.DAYS.toNanos(10)));
     }

@@ -1,5 +1,6 @@
 package io.verbus.fabric.verbs;
 
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -15,6 +16,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Runs {@link VerbsWriteLatency} on the device (in the Soft-RoCE guest, in the same JVM as the conformance
  * suite) and records its figure beside perftest's. Asserts that every round trip completed, never a latency.
  */
+// The guest runs the classes in this order: the latency loop warms the JIT on the post/poll path first.
+@Order(1)
 class VerbsWriteLatencyIT
 {
     static final String RESULTS_PROP_NAME = "verbus.softroce.results";
