@@ -14,7 +14,8 @@ set -euo pipefail
 SOFTROCE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VERBUS_HOME="$(cd "$SOFTROCE_DIR/../.." && pwd)"
 WORK_DIR="${VERBUS_SOFTROCE_WORK:-$VERBUS_HOME/softroce-work}"
-QEMU_TIMEOUT_S=600
+# Hard bound on the guest: about 4 minutes on an idle 2-core host, 10 on one busy with other builds.
+QEMU_TIMEOUT_S=1200
 GUEST_MEMORY=3G
 GUEST_CPUS=2
 

@@ -115,7 +115,7 @@ public final class VerbsDevice implements Device
                 portAttributes);
         }
         setNonBlocking(lib, context.get(JAVA_INT, IbvAbi.Context.ASYNC_FD));
-        LOGGER.log(System.Logger.Level.INFO, "verbs: opened " + name + ", " + attributes.ports().getFirst() +
+        LOGGER.log(System.Logger.Level.DEBUG, "verbs: opened " + name + ", " + attributes.ports().getFirst() +
             ", maxInlineData " + attributes.maxInlineData());
     }
 
