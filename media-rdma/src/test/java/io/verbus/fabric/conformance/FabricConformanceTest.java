@@ -420,6 +420,24 @@ public abstract class FabricConformanceTest
     }
 
     @Test
+    void shouldNotLetAFencedWriteOvertakeAnEarlierRead()
+    {
+        final ConformancePeer.Region region = peer.register(4096,
+            AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
+        peer.write(region.id(), 0, longBytes(1111));
+        localMemory.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, 2222);
+        batch.add().read(1, localAddress(64), 8, local.lkey(), region.address(), region.rkey(), SendFlags.SIGNALED);
+        batch.add().write(2, localAddress(0), 8, local.lkey(), region.address(), region.rkey(),
+            SendFlags.FENCE | SendFlags.SIGNALED);
+        postOk();
+        final List<Done> done = await(cq, 2, TIMEOUT_MS);
+        assertEquals(List.of(1L, 2L), done.stream().map(Done::wrId).toList());
+        assertTrue(done.stream().allMatch(d -> d.status() == WorkCompletionStatus.SUCCESS), done.toString());
+        assertEquals(1111, localMemory.get(ValueLayout.JAVA_LONG_UNALIGNED, 64), "the READ saw the old value");
+        assertEquals(2222, toLong(peer.read(region.id(), 0, 8)));
+    }
+
+    @Test
     void shouldCompleteSignaledWorkRequestsInPostingOrder()
     {
         final ConformancePeer.Region region = peer.register(64 * 1024,
@@ -849,11 +867,23 @@ public abstract class FabricConformanceTest
         final WorkRequestBatch pair = new WorkRequestBatch(2);
         runWriteLoop(pair, region, 10_000);
         runWriteLoop(pair, region, 10_000);
-        final long before = threads.getThreadAllocatedBytes(threadId);
-        final int completed = runWriteLoop(pair, region, 10_000);
-        final long allocated = threads.getThreadAllocatedBytes(threadId) - before;
-        assertEquals(10_000 / 4, completed);
-        assertEquals(0, allocated, "bytes allocated by 10,000 posts (in pairs) and their polls");
+        // Steady state must allocate nothing. A JIT deoptimisation can materialise a few objects once, so a
+        // round may be repeated; a per-operation allocation would show in every round (>= 10,000 objects).
+        final List<Long> allocatedPerRound = new ArrayList<>();
+        for (int round = 0; round < 4; round++)
+        {
+            final long before = threads.getThreadAllocatedBytes(threadId);
+            final int completed = runWriteLoop(pair, region, 10_000);
+            final long allocated = threads.getThreadAllocatedBytes(threadId) - before;
+            assertEquals(10_000 / 4, completed);
+            allocatedPerRound.add(allocated);
+            if (allocated == 0)
+            {
+                break;
+            }
+        }
+        assertEquals(0L, allocatedPerRound.getLast(),
+            "bytes allocated per round of 10,000 posts (in pairs) and their polls: " + allocatedPerRound);
     }
 
     private int runWriteLoop(final WorkRequestBatch pair, final ConformancePeer.Region region, final int count)
