@@ -8,7 +8,7 @@
 # Needs root (apt-get, and the guest reads the host root as root). Ends by itself: qemu runs under a hard
 # timeout. Everything it writes lives in $VERBUS_HOME/softroce-work (git-ignored); the kernel is cached there.
 #
-#   media-rdma/softroce/run.sh [--timeout SECONDS] [--keep-work]      (normally via ./verbus softroce-test)
+#   media-rdma/softroce/run.sh [--timeout SECONDS]      (normally via ./verbus softroce-test)
 set -euo pipefail
 
 SOFTROCE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
         --timeout) [ $# -ge 2 ] || die "--timeout needs a value in seconds"
                    [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -ge 60 ] || die "--timeout must be a whole number of seconds >= 60, got '$2'"
                    QEMU_TIMEOUT_S="$2"; shift 2 ;;
-        -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown flag '$1' (see --help)" ;;
     esac
 done
