@@ -165,19 +165,20 @@ class DirectSendHandOffTest
             }
         }, "hand-off-agent");
         agent.start();
-        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         long writerSends = 0;
         try
         {
             // Bursts with idle gaps, so the agent steps in and out between them.
-            for (int burst = 0; burst < 200 && System.nanoTime() < deadlineNs; burst++)
+            // Until the agent has stepped in at least once (bounded by the deadline): a loaded machine may starve it.
+            for (int burst = 0; (burst < 200 || 0 == realClock.agentCycles()) && System.nanoTime() < deadlineNs; burst++)
             {
                 for (int i = 0; i < 200; i++)
                 {
                     writerSends += realClock.writerSendNow();
                 }
                 realClock.writerDoWork();
-                java.util.concurrent.locks.LockSupport.parkNanos(1 + (burst % 3) * 700_000L);
+                java.util.concurrent.locks.LockSupport.parkNanos(1 + (burst % 3) * 1_500_000L);
             }
         }
         finally
