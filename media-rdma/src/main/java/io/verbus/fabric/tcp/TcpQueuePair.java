@@ -383,16 +383,20 @@ final class TcpQueuePair extends SoftQueuePair
                 }
             }
         }
+        if (status != WorkCompletionStatus.SUCCESS)
+        {
+            // As on hardware, the QP is in ERR before its error completion can be polled: flush() reports this
+            // WR with headFailure and flushes the ones behind it.
+            headFailure = status;
+            enterError();
+            return CONSUMED;
+        }
         if (!completeSend(sequence, status, sqLength[slot]))
         {
             return HOLD;
         }
         sqCompleted++;
         rnrSinceNs = Long.MIN_VALUE;
-        if (status != WorkCompletionStatus.SUCCESS)
-        {
-            enterError();
-        }
         return CONSUMED;
     }
 
@@ -489,14 +493,10 @@ final class TcpQueuePair extends SoftQueuePair
 
         if (localFailureIndex >= 0 && sqCompleted == localFailureIndex)
         {
-            if (completeSend(localFailureIndex, localFailureStatus, sqLength[(int)(localFailureIndex % sqDepth)]))
-            {
-                sqCompleted++;
-                sqTransmitted = sqCompleted;
-                localFailureIndex = -1;
-                enterError();
-                return work + 1;
-            }
+            // ERR first, so the error completion is never seen on a QP that still reads RTS; flush() reports the
+            // failed WR with localFailureStatus.
+            enterError();
+            return work + 1;
         }
 
         if (sqCompleted < sqTransmitted)
