@@ -1,0 +1,81 @@
+package io.verbus.bench;
+
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * How long and how hard each measurement runs. Every loop in the runners is bounded by a count and a time taken
+ * from here.
+ *
+ * @param warmupNs        warm-up before recording, per size.
+ * @param measureNs       latency measurement per size.
+ * @param maxRoundTrips   latency measurement cap per size (also caps the warm-up).
+ * @param throughputNs    throughput measurement per size (the warm-up is a shorter run of the same).
+ * @param maxMessages     throughput cap per size.
+ * @param stallTimeoutNs  a message that takes longer than this fails the contender instead of hanging the run.
+ * @param pingerCpu       CPU of the pinger / publisher thread, -1 for none.
+ * @param pongerCpu       CPU of the ponger / subscriber thread, -1 for none.
+ * @param idleStrategy    what a waiting thread does: busy-spin for measurements, backing off in tests.
+ */
+public record RunSettings(
+    long warmupNs,
+    long measureNs,
+    long maxRoundTrips,
+    long throughputNs,
+    long maxMessages,
+    long stallTimeoutNs,
+    int pingerCpu,
+    int pongerCpu,
+    Supplier<IdleStrategy> idleStrategy)
+{
+    public static final long DEFAULT_STALL_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(5);
+    public static final long DEFAULT_MAX_MESSAGES = 500_000_000L;
+
+    public RunSettings
+    {
+        Objects.requireNonNull(idleStrategy, "idleStrategy");
+    }
+
+    /**
+     * @param options the command line.
+     * @return settings for a real measurement: busy-spinning waits, pinned as the options say when the machine has
+     * the CPUs (else unpinned).
+     */
+    public static RunSettings from(final BenchOptions options)
+    {
+        final int cpus = Runtime.getRuntime().availableProcessors();
+        final boolean pin = ThreadAffinity.isSupported() &&
+            options.pingerCpu() >= 0 && options.pingerCpu() < cpus && options.pongerCpu() >= 0 && options.pongerCpu() < cpus;
+        return new RunSettings(
+            options.warmupNs(),
+            options.measureNs(),
+            options.maxRoundTrips(),
+            options.throughputNs(),
+            DEFAULT_MAX_MESSAGES,
+            DEFAULT_STALL_TIMEOUT_NS,
+            pin ? options.pingerCpu() : -1,
+            pin ? options.pongerCpu() : -1,
+            BusySpinIdleStrategy::new);
+    }
+
+    public boolean pinned()
+    {
+        return pingerCpu >= 0 && pongerCpu >= 0;
+    }
+
+    /** @return a bound on a whole latency run of one size, after which it is abandoned as hung. */
+    public long latencyRunLimitNs()
+    {
+        return warmupNs + measureNs + 2 * stallTimeoutNs;
+    }
+
+    /** @return a bound on a whole throughput run of one size (warm-up plus measurement). */
+    public long throughputRunLimitNs()
+    {
+        return 2 * throughputNs + 2 * stallTimeoutNs;
+    }
+}
