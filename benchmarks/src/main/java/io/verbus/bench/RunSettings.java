@@ -34,6 +34,8 @@ public record RunSettings(
 {
     public static final long DEFAULT_STALL_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(5);
     public static final long DEFAULT_MAX_MESSAGES = 500_000_000L;
+    /** Slack on top of the stall timeouts: a waiting thread reads the clock only every few hundred idles. */
+    public static final long RUN_LIMIT_MARGIN_NS = TimeUnit.SECONDS.toNanos(1);
 
     public RunSettings
     {
@@ -70,12 +72,15 @@ public record RunSettings(
     /** @return a bound on a whole latency run of one size, after which it is abandoned as hung. */
     public long latencyRunLimitNs()
     {
-        return warmupNs + measureNs + 2 * stallTimeoutNs;
+        return warmupNs + measureNs + 2 * stallTimeoutNs + RUN_LIMIT_MARGIN_NS;
     }
 
-    /** @return a bound on a whole throughput run of one size (warm-up plus measurement). */
-    public long throughputRunLimitNs()
+    /**
+     * @param durationNs of one throughput phase.
+     * @return a bound on that phase, after which it is abandoned as hung.
+     */
+    public long throughputPhaseLimitNs(final long durationNs)
     {
-        return 2 * throughputNs + 2 * stallTimeoutNs;
+        return durationNs + 2 * stallTimeoutNs + RUN_LIMIT_MARGIN_NS;
     }
 }

@@ -70,7 +70,7 @@ public final class ThroughputRunner
         final long cpuStartNs = ProcessCpuClock.cpuTimeNs();
         subscriber.start();
         publisher.start();
-        final long limitNs = durationNs + 2 * settings.stallTimeoutNs();
+        final long limitNs = settings.throughputPhaseLimitNs(durationNs);
         final boolean finished = LatencyRunner.join(publisher, limitNs) && LatencyRunner.join(subscriber, limitNs);
         final long cpuEndNs = ProcessCpuClock.cpuTimeNs();
         if (!finished)

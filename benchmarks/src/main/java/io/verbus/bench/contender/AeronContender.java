@@ -50,6 +50,8 @@ public final class AeronContender implements Contender
     private static final int FRAGMENT_LIMIT = 256;
     /** For IPC the driver is off the data path: invoke it on every Nth idle poll only, to keep limits moving. */
     private static final int IPC_POLLS_PER_INVOKE = 16;
+    /** A streaming publisher runs the driver's duty cycle after this many bytes (or when back-pressured). */
+    private static final int BYTES_PER_INVOKE = 16 * 1024;
 
     private final Media media;
 
@@ -104,17 +106,20 @@ public final class AeronContender implements Contender
             final DutyCycle invoker = session.invoker;
             final Publication publication = link.publication;
             final UnsafeBuffer message = new UnsafeBuffer(ByteBuffer.allocateDirect(maxLength));
-            final int sendsPerInvoke = Media.IPC == media ? IPC_POLLS_PER_INVOKE : 1;
             final StreamPublisher publisher = new StreamPublisher()
             {
-                private int sends;
+                private int bytesSinceInvoke;
 
                 @Override
                 public boolean send(final int length)
                 {
                     final long result = publication.offer(message, 0, length);
-                    if (result < 0 || ++sends % sendsPerInvoke == 0)
+                    // Let frames accumulate so the sender batches them into full datagrams, as a driver thread
+                    // of its own would find them; run the duty cycle at once when back-pressured.
+                    bytesSinceInvoke += length;
+                    if (result < 0 || bytesSinceInvoke >= BYTES_PER_INVOKE)
                     {
+                        bytesSinceInvoke = 0;
                         invoker.invoke();
                     }
                     return result > 0;
