@@ -1,0 +1,200 @@
+package io.verbus;
+
+import io.aeron.logbuffer.ControlledFragmentHandler;
+import io.aeron.logbuffer.FragmentHandler;
+import io.verbus.log.LogImage;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * A subscription over native logs ({@code ipc:} or a media's bounded images). The images are a plain array
+ * replaced under lock when they change, so {@code poll} reads one volatile reference and allocates nothing; it
+ * polls the images round-robin from a rotating start so no publisher starves another.
+ */
+final class NativeSubscription implements Subscription
+{
+    private final long registrationId;
+    private final String channel;
+    private final ChannelUri uri;
+    private final int streamId;
+    private final AvailableImageHandler availableImageHandler;
+    private final UnavailableImageHandler unavailableImageHandler;
+    private final Consumer<NativeSubscription> closeHandler;
+    private volatile LogImage[] images = new LogImage[0];
+    private volatile boolean isClosed;
+    private int roundRobinIndex;
+
+    NativeSubscription(
+        final long registrationId,
+        final ChannelUri uri,
+        final int streamId,
+        final AvailableImageHandler availableImageHandler,
+        final UnavailableImageHandler unavailableImageHandler,
+        final Consumer<NativeSubscription> closeHandler)
+    {
+        this.registrationId = registrationId;
+        this.channel = uri.toString();
+        this.uri = uri;
+        this.streamId = streamId;
+        this.availableImageHandler = availableImageHandler;
+        this.unavailableImageHandler = unavailableImageHandler;
+        this.closeHandler = closeHandler;
+    }
+
+    long registrationId()
+    {
+        return registrationId;
+    }
+
+    ChannelUri uri()
+    {
+        return uri;
+    }
+
+    public int poll(final FragmentHandler fragmentHandler, final int fragmentLimit)
+    {
+        final LogImage[] images = this.images;
+        final int length = images.length;
+        int fragmentsRead = 0;
+
+        int startingIndex = roundRobinIndex++;
+        if (startingIndex >= length)
+        {
+            roundRobinIndex = startingIndex = 0;
+        }
+
+        for (int i = startingIndex; i < length && fragmentsRead < fragmentLimit; i++)
+        {
+            fragmentsRead += images[i].poll(fragmentHandler, fragmentLimit - fragmentsRead);
+        }
+        for (int i = 0; i < startingIndex && fragmentsRead < fragmentLimit; i++)
+        {
+            fragmentsRead += images[i].poll(fragmentHandler, fragmentLimit - fragmentsRead);
+        }
+
+        return fragmentsRead;
+    }
+
+    public int controlledPoll(final ControlledFragmentHandler fragmentHandler, final int fragmentLimit)
+    {
+        final LogImage[] images = this.images;
+        final int length = images.length;
+        int fragmentsRead = 0;
+
+        int startingIndex = roundRobinIndex++;
+        if (startingIndex >= length)
+        {
+            roundRobinIndex = startingIndex = 0;
+        }
+
+        for (int i = startingIndex; i < length && fragmentsRead < fragmentLimit; i++)
+        {
+            fragmentsRead += images[i].controlledPoll(fragmentHandler, fragmentLimit - fragmentsRead);
+        }
+        for (int i = 0; i < startingIndex && fragmentsRead < fragmentLimit; i++)
+        {
+            fragmentsRead += images[i].controlledPoll(fragmentHandler, fragmentLimit - fragmentsRead);
+        }
+
+        return fragmentsRead;
+    }
+
+    public List<Image> images()
+    {
+        return List.of(images);
+    }
+
+    LogImage[] logImages()
+    {
+        return images;
+    }
+
+    public int imageCount()
+    {
+        return images.length;
+    }
+
+    public Image imageBySessionId(final int sessionId)
+    {
+        for (final LogImage image : images)
+        {
+            if (image.sessionId() == sessionId)
+            {
+                return image;
+            }
+        }
+        return null;
+    }
+
+    public boolean isConnected()
+    {
+        for (final LogImage image : images)
+        {
+            if (!image.isClosed())
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    public String channel()
+    {
+        return channel;
+    }
+
+    public int streamId()
+    {
+        return streamId;
+    }
+
+    public boolean isClosed()
+    {
+        return isClosed;
+    }
+
+    public void close()
+    {
+        if (!isClosed)
+        {
+            isClosed = true;
+            closeHandler.accept(this);
+        }
+    }
+
+    /** Adds an image and tells the handler. Call under the driver's lock. */
+    void addImage(final LogImage image)
+    {
+        final LogImage[] old = images;
+        final LogImage[] updated = Arrays.copyOf(old, old.length + 1);
+        updated[old.length] = image;
+        images = updated;
+        availableImageHandler.onAvailableImage(image);
+    }
+
+    /**
+     * Removes an image, closes it and tells the handler. Call under the driver's lock.
+     *
+     * @return true when the image was present.
+     */
+    boolean removeImage(final LogImage image)
+    {
+        final LogImage[] old = images;
+        final LogImage[] updated = Arrays.stream(old).filter(i -> i != image).toArray(LogImage[]::new);
+        image.close();
+        if (updated.length == old.length)
+        {
+            return false;
+        }
+        images = updated;
+        unavailableImageHandler.onUnavailableImage(image);
+        return true;
+    }
+
+    public String toString()
+    {
+        return "Subscription{channel=" + channel + ", streamId=" + streamId + ", images=" + images.length + '}';
+    }
+}

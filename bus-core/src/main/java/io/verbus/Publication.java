@@ -1,0 +1,97 @@
+package io.verbus;
+
+import io.aeron.logbuffer.BufferClaim;
+import org.agrona.DirectBuffer;
+
+/**
+ * Writes messages into a stream. A plain {@code Publication} may be shared by many threads
+ * (concurrent appends); an {@link ExclusivePublication} has one writer thread.
+ * <p>
+ * The return value of {@code offer} and {@code tryClaim} is the new stream position when positive, else
+ * one of the codes below, which have the same values as Aeron's so code written for Aeron reads them unchanged.
+ */
+public interface Publication extends AutoCloseable
+{
+    /** No subscriber is connected: the message was not written. */
+    long NOT_CONNECTED = -1;
+
+    /** The slowest subscriber is a full window behind: retry later. */
+    long BACK_PRESSURED = -2;
+
+    /** The log rotated to a new term during the call: retry at once. */
+    long ADMIN_ACTION = -3;
+
+    /** The publication is closed. */
+    long CLOSED = -4;
+
+    /** The stream has reached the highest position its term length can address. */
+    long MAX_POSITION_EXCEEDED = -5;
+
+    /**
+     * Appends a message, fragmenting it when it exceeds {@link #maxPayloadLength()}.
+     *
+     * @param buffer holding the message.
+     * @param offset of the message in the buffer.
+     * @param length of the message in bytes, 0 to {@link #maxMessageLength()}.
+     * @return the new stream position, or a negative code.
+     * @throws IllegalArgumentException when the length is negative or above {@link #maxMessageLength()}.
+     */
+    long offer(DirectBuffer buffer, int offset, int length);
+
+    /**
+     * Appends one message gathered from two buffers, e.g. a header and a payload, without copying them
+     * together first.
+     *
+     * @return the new stream position, or a negative code.
+     * @throws IllegalArgumentException when a length is negative or the sum is above {@link #maxMessageLength()}.
+     */
+    long offer(
+        DirectBuffer bufferOne, int offsetOne, int lengthOne,
+        DirectBuffer bufferTwo, int offsetTwo, int lengthTwo);
+
+    /**
+     * Claims space for a message of up to {@link #maxPayloadLength()} bytes written in place: write it through
+     * {@link BufferClaim#buffer()} from {@link BufferClaim#offset()}, then {@link BufferClaim#commit()} or
+     * {@link BufferClaim#abort()}.
+     *
+     * @return the new stream position once committed, or a negative code (the claim is then untouched).
+     * @throws IllegalArgumentException when the length is negative or above {@link #maxPayloadLength()}.
+     */
+    long tryClaim(int length, BufferClaim bufferClaim);
+
+    /** @return the position up to which the publication has written (its tail), or {@link #CLOSED}. */
+    long position();
+
+    /** @return the position the publication may write up to before it is back pressured. */
+    long positionLimit();
+
+    /** @return true when at least one subscriber is connected. */
+    boolean isConnected();
+
+    /** @return the largest message {@code offer} accepts (fragmented as needed). */
+    int maxMessageLength();
+
+    /** @return the largest payload of one frame: {@code tryClaim}'s limit. */
+    int maxPayloadLength();
+
+    /** @return the channel this publication was added with. */
+    String channel();
+
+    /** @return the stream id. */
+    int streamId();
+
+    /** @return the session id that identifies this publication's log to subscribers. */
+    int sessionId();
+
+    /** @return the initial term id of the log. */
+    int initialTermId();
+
+    /** @return the length of one term of the log in bytes. */
+    int termBufferLength();
+
+    /** @return true once closed. */
+    boolean isClosed();
+
+    /** Closes the publication; further offers return {@link #CLOSED}. Idempotent. */
+    void close();
+}

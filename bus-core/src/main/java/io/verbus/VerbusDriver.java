@@ -1,0 +1,623 @@
+package io.verbus;
+
+import io.aeron.logbuffer.LogBufferDescriptor;
+import io.verbus.aeron.EmbeddedAeron;
+import io.verbus.counters.CounterTypes;
+import io.verbus.counters.CountersFile;
+import io.verbus.driver.AgentThreads;
+import io.verbus.driver.DriverConductor;
+import io.verbus.driver.MediaAgent;
+import io.verbus.driver.NativeLog;
+import io.verbus.log.ConcurrentLogPublication;
+import io.verbus.log.ExclusiveLogPublication;
+import io.verbus.log.LogBuffers;
+import io.verbus.log.LogImage;
+import io.verbus.log.LogPublication;
+import io.verbus.media.ImageDescriptor;
+import io.verbus.media.ImageSink;
+import io.verbus.media.MediaContext;
+import io.verbus.media.MediaFactory;
+import io.verbus.media.MediaReceiver;
+import io.verbus.media.MediaSender;
+import io.verbus.media.PublicationLog;
+import io.verbus.memory.MemoryMapper;
+import org.agrona.CloseHelper;
+import org.agrona.ErrorHandler;
+import org.agrona.concurrent.AgentInvoker;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersManager;
+import org.agrona.concurrent.status.CountersReader;
+import org.agrona.concurrent.status.ReadablePosition;
+import org.agrona.concurrent.status.UnsafeBufferPosition;
+
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.Set;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The embedded driver behind {@link Verbus}: it owns the counters file, the memory mapper, the agents and the
+ * registries of logs and subscriptions. Control operations (add, close, image events) run under one lock and are
+ * never on a hot path; the agents read copy-on-write arrays and never take the lock in their duty cycle except to
+ * retire a closed log.
+ */
+final class VerbusDriver implements AutoCloseable
+{
+    private static final System.Logger LOGGER = System.getLogger(Verbus.class.getName());
+
+    private final Object lock = new Object();
+    private final Verbus.Context context;
+    private final Path dir;
+    private final CountersFile countersFile;
+    private final CountersManager countersManager;
+    private final AtomicCounter errorCounter;
+    private final ErrorHandler errorHandler;
+    private final MemoryMapper memoryMapper;
+    private final MediaContext mediaContext;
+    private final Map<String, MediaFactory> mediaFactories;
+    private final DriverConductor conductor;
+    private final MediaAgent<MediaSender> senderAgent;
+    private final MediaAgent<MediaReceiver> receiverAgent;
+    private final AgentThreads agentThreads;
+    private final AgentInvoker invoker;
+    private final List<NativeLog> ipcLogs = new ArrayList<>();
+    private final List<NativeSubscription> ipcSubscriptions = new ArrayList<>();
+    private final List<LogPublication> publications = new ArrayList<>();
+    private final List<NativeSubscription> subscriptions = new ArrayList<>();
+    private final Map<NativeLog, Runnable> logResources = new IdentityHashMap<>();
+    private volatile EmbeddedAeron embeddedAeron;
+    private int nextSessionId = ThreadLocalRandom.current().nextInt();
+    private long nextRegistrationId = 1;
+    private volatile boolean isClosed;
+
+    VerbusDriver(final Verbus.Context context)
+    {
+        this.context = context;
+        this.dir = Path.of(context.dir());
+        this.countersFile = CountersFile.create(dir, context.maxCounters());
+        try
+        {
+            this.countersManager = countersFile.countersManager();
+            this.errorCounter = countersManager.newCounter("errors", CounterTypes.ERRORS_TYPE_ID);
+            final ErrorHandler userHandler = context.errorHandler();
+            this.errorHandler = (throwable) ->
+            {
+                errorCounter.increment();
+                if (null != userHandler)
+                {
+                    userHandler.onError(throwable);
+                }
+                else
+                {
+                    LOGGER.log(System.Logger.Level.ERROR, "Verbus error at " + Instant.now(), throwable);
+                }
+            };
+            this.memoryMapper = new MemoryMapper(
+                dir, null == context.hugetlbfsDir() ? null : Path.of(context.hugetlbfsDir()), context.useHugePages());
+            this.mediaContext = new MediaContext()
+                .countersManager(countersManager)
+                .errorHandler(errorHandler)
+                .errorCounter(errorCounter)
+                .nanoClock(context.nanoClock())
+                .epochNanoClock(context.epochNanoClock())
+                .memoryMapper(memoryMapper)
+                .verbusDir(dir)
+                .idleStrategyName(context.idleStrategy())
+                .threadingMode(context.threadingMode());
+            this.mediaFactories = loadMediaFactories();
+
+            this.conductor = new DriverConductor(context.nanoClock(), context.lingerTimeoutNs(), this::onRetire);
+            this.senderAgent = new MediaAgent<>("verbus-sender", MediaSender::doWork, errorHandler);
+            this.receiverAgent = new MediaAgent<>("verbus-receiver", MediaReceiver::doWork, errorHandler);
+            this.agentThreads = new AgentThreads(
+                context.threadingMode(), context.idleStrategy(), errorHandler, conductor, senderAgent, receiverAgent,
+                context.conductorCpu(), context.senderCpu(), context.receiverCpu());
+            this.invoker = agentThreads.invoker();
+        }
+        catch (final RuntimeException ex)
+        {
+            countersFile.close();
+            throw ex;
+        }
+    }
+
+    private static Map<String, MediaFactory> loadMediaFactories()
+    {
+        final Map<String, MediaFactory> factories = new TreeMap<>();
+        for (final MediaFactory factory : ServiceLoader.load(MediaFactory.class))
+        {
+            final String scheme = factory.scheme();
+            if (ChannelUri.IPC_SCHEME.equals(scheme) || ChannelUri.AERON_SCHEME.equals(scheme))
+            {
+                throw new IllegalStateException(
+                    "media " + factory.getClass().getName() + " claims the built-in scheme '" + scheme + "'");
+            }
+            factories.putIfAbsent(scheme, factory);
+        }
+        return factories;
+    }
+
+    Publication addPublication(final String channel, final int streamId, final boolean exclusive)
+    {
+        final ChannelUri uri = ChannelUri.parse(channel);
+        if (uri.isAeron())
+        {
+            ensureOpen();
+            return embeddedAeron().addPublication(channel, streamId, exclusive);
+        }
+
+        final MediaFactory factory = ChannelUri.IPC_SCHEME.equals(uri.scheme()) ? null : mediaFactory(uri);
+        uri.validateKeys(null == factory ? Set.of() : factory.supportedKeys());
+        final int termLength = uri.termLength(context.termLength());
+        final int mtu = uri.mtu(context.mtuLength());
+        final int window = uri.window(termLength);
+
+        synchronized (lock)
+        {
+            ensureOpen();
+            final int sessionId = nextSessionId++;
+            final long registrationId = nextRegistrationId++;
+            final String label = uri.scheme() + " stream=" + streamId + " session=" + sessionId;
+            final LogBuffers logBuffers = LogBuffers.map(
+                memoryMapper, uri.scheme() + "-" + streamId + "-" + sessionId, termLength, false);
+            final List<AutoCloseable> allocated = new ArrayList<>();
+            allocated.add(logBuffers);
+            try
+            {
+                logBuffers.initialise(sessionId, streamId, ThreadLocalRandom.current().nextInt(), mtu,
+                    exclusive ? LogBufferDescriptor.LOG_BUFFER_TYPE_EXCLUSIVE_PUBLICATION :
+                        LogBufferDescriptor.LOG_BUFFER_TYPE_CONCURRENT_PUBLICATION);
+                final UnsafeBufferPosition publisherLimit =
+                    newPosition("pub-lmt: " + label, CounterTypes.PUBLISHER_LIMIT_TYPE_ID, sessionId, streamId);
+                allocated.add(publisherLimit);
+                final UnsafeBufferPosition publisherPosition =
+                    newPosition("pub-pos: " + label, CounterTypes.PUBLISHER_POSITION_TYPE_ID, sessionId, streamId);
+                allocated.add(publisherPosition);
+                final AtomicCounter backPressure = countersManager.newCounter(
+                    "back-pressure: " + label, CounterTypes.BACK_PRESSURE_EVENTS_TYPE_ID,
+                    (key) -> putKey(key, sessionId, streamId));
+                allocated.add(backPressure);
+
+                final PublicationLog publicationLog =
+                    new PublicationLog(logBuffers, sessionId, streamId, publisherLimit);
+                final NativeLog nativeLog =
+                    new NativeLog(registrationId, null == factory, publicationLog, publisherPosition, window);
+                final Runnable releaseLog = () ->
+                {
+                    synchronized (lock)
+                    {
+                        closeAll(allocated);
+                    }
+                };
+
+                final LogPublication publication;
+                if (null == factory)
+                {
+                    publication = exclusive ?
+                        new ExclusiveLogPublication(channel, publicationLog, backPressure,
+                            (p) -> onPublicationClose(nativeLog, null, false), null) :
+                        new ConcurrentLogPublication(channel, publicationLog, backPressure,
+                            (p) -> onPublicationClose(nativeLog, null, false));
+                    ipcLogs.add(nativeLog);
+                    for (final NativeSubscription subscription : ipcSubscriptions)
+                    {
+                        if (subscription.streamId() == streamId)
+                        {
+                            attachIpcImage(nativeLog, subscription, 0);
+                        }
+                    }
+                }
+                else
+                {
+                    final MediaSender sender = factory.newSender(mediaContext, uri, publicationLog);
+                    final boolean direct = exclusive && sender.supportsDirectSend();
+                    if (exclusive)
+                    {
+                        publication = new ExclusiveLogPublication(channel, publicationLog, backPressure,
+                            (p) -> onPublicationClose(nativeLog, sender, direct), direct ? sender : null);
+                    }
+                    else
+                    {
+                        publication = new ConcurrentLogPublication(channel, publicationLog, backPressure,
+                            (p) -> onPublicationClose(nativeLog, sender, false));
+                    }
+                    if (!direct)
+                    {
+                        senderAgent.add(sender);
+                    }
+                }
+
+                logResources.put(nativeLog, releaseLog);
+                publications.add(publication);
+                conductor.addLog(nativeLog);
+                return publication;
+            }
+            catch (final RuntimeException ex)
+            {
+                closeAll(allocated);
+                throw ex;
+            }
+        }
+    }
+
+    Subscription addSubscription(
+        final String channel,
+        final int streamId,
+        final AvailableImageHandler availableImageHandler,
+        final UnavailableImageHandler unavailableImageHandler)
+    {
+        final ChannelUri uri = ChannelUri.parse(channel);
+        if (uri.isAeron())
+        {
+            ensureOpen();
+            return embeddedAeron().addSubscription(channel, streamId, availableImageHandler, unavailableImageHandler);
+        }
+
+        final MediaFactory factory = ChannelUri.IPC_SCHEME.equals(uri.scheme()) ? null : mediaFactory(uri);
+        uri.validateKeys(null == factory ? Set.of() : factory.supportedKeys());
+        uri.termLength(context.termLength());
+        uri.mtu(context.mtuLength());
+
+        synchronized (lock)
+        {
+            ensureOpen();
+            final long registrationId = nextRegistrationId++;
+            if (null == factory)
+            {
+                final NativeSubscription subscription = new NativeSubscription(
+                    registrationId, uri, streamId, availableImageHandler, unavailableImageHandler,
+                    (s) -> onIpcSubscriptionClose(s));
+                ipcSubscriptions.add(subscription);
+                subscriptions.add(subscription);
+                for (final NativeLog log : ipcLogs)
+                {
+                    if (log.publicationLog().streamId() == streamId && !log.isClosed())
+                    {
+                        attachIpcImage(log, subscription, log.publicationLog().producerPosition());
+                    }
+                }
+                return subscription;
+            }
+
+            final MediaImageSink sink = new MediaImageSink(streamId);
+            final MediaReceiver[] receiverHolder = new MediaReceiver[1];
+            final NativeSubscription subscription = new NativeSubscription(
+                registrationId, uri, streamId, availableImageHandler, unavailableImageHandler,
+                (s) -> onMediaSubscriptionClose(s, sink, receiverHolder[0]));
+            sink.subscription = subscription;
+            receiverHolder[0] = factory.newReceiver(mediaContext, uri, streamId, sink);
+            receiverAgent.add(receiverHolder[0]);
+            subscriptions.add(subscription);
+            return subscription;
+        }
+    }
+
+    private MediaFactory mediaFactory(final ChannelUri uri)
+    {
+        final MediaFactory factory = mediaFactories.get(uri.scheme());
+        if (null == factory)
+        {
+            final TreeSet<String> known = new TreeSet<>(mediaFactories.keySet());
+            known.add(ChannelUri.IPC_SCHEME);
+            known.add(ChannelUri.AERON_SCHEME);
+            throw new IllegalArgumentException(
+                "unknown media scheme '" + uri.scheme() + "' in channel '" + uri + "': known schemes are " + known +
+                " (other media are found through META-INF/services/" + MediaFactory.class.getName() + ")");
+        }
+        return factory;
+    }
+
+    /** Creates an image of an ipc log for a subscription, joining at a position. Under the lock. */
+    private void attachIpcImage(final NativeLog log, final NativeSubscription subscription, final long joinPosition)
+    {
+        final PublicationLog publicationLog = log.publicationLog();
+        final int sessionId = publicationLog.sessionId();
+        final int streamId = publicationLog.streamId();
+        final UnsafeBufferPosition position = newPosition(
+            "sub-pos: ipc stream=" + streamId + " session=" + sessionId + " sub=" + subscription.registrationId(),
+            CounterTypes.SUBSCRIBER_POSITION_TYPE_ID, sessionId, streamId);
+        position.setRelease(joinPosition);
+        final LogImage image = new LogImage(
+            log.registrationId(), sessionId, streamId, publicationLog.initialTermId(),
+            publicationLog.logBuffers().termBuffers(), position, null, 0, "ipc", errorHandler,
+            this::onCorruptImage);
+        log.addSubscriberPosition(position);
+        subscription.addImage(image);
+    }
+
+    private void onCorruptImage(final LogImage image)
+    {
+        synchronized (lock)
+        {
+            for (final NativeSubscription subscription : ipcSubscriptions)
+            {
+                if (subscription.removeImage(image))
+                {
+                    detachIpcPosition(image);
+                    return;
+                }
+            }
+        }
+    }
+
+    private void detachIpcPosition(final LogImage image)
+    {
+        for (final NativeLog log : ipcLogs)
+        {
+            if (log.registrationId() == image.correlationId())
+            {
+                log.removeSubscriberPosition(image.subscriberPosition());
+            }
+        }
+        image.subscriberPosition().close();
+    }
+
+    private void onIpcSubscriptionClose(final NativeSubscription subscription)
+    {
+        synchronized (lock)
+        {
+            ipcSubscriptions.remove(subscription);
+            subscriptions.remove(subscription);
+            for (final LogImage image : subscription.logImages())
+            {
+                subscription.removeImage(image);
+                detachIpcPosition(image);
+            }
+        }
+    }
+
+    private void onMediaSubscriptionClose(
+        final NativeSubscription subscription, final MediaImageSink sink, final MediaReceiver receiver)
+    {
+        synchronized (lock)
+        {
+            subscriptions.remove(subscription);
+            sink.closed = true;
+            for (final LogImage image : subscription.logImages())
+            {
+                subscription.removeImage(image);
+                image.subscriberPosition().close();
+            }
+        }
+        if (!isClosed)
+        {
+            receiverAgent.remove(receiver, () -> {});
+        }
+    }
+
+    private void onPublicationClose(final NativeLog log, final MediaSender sender, final boolean direct)
+    {
+        synchronized (lock)
+        {
+            publications.removeIf((p) -> p.publicationLog() == log.publicationLog());
+            log.close(context.nanoClock().nanoTime());
+            log.publicationLog().connected(false);
+        }
+        if (null != sender && !direct && !isClosed)
+        {
+            senderAgent.remove(sender, () -> {});
+        }
+    }
+
+    /** On the conductor thread: a closed log drained or lingered; its images go and its memory lingers. */
+    private void onRetire(final NativeLog log)
+    {
+        final Runnable release;
+        synchronized (lock)
+        {
+            if (ipcLogs.remove(log))
+            {
+                for (final NativeSubscription subscription : ipcSubscriptions)
+                {
+                    for (final LogImage image : subscription.logImages())
+                    {
+                        if (image.correlationId() == log.registrationId())
+                        {
+                            subscription.removeImage(image);
+                            detachIpcPosition(image);
+                        }
+                    }
+                }
+            }
+            release = logResources.remove(log);
+        }
+        if (null != release)
+        {
+            conductor.linger(release::run);
+        }
+    }
+
+    /** Announces bounded images from a media receiver to one subscription. */
+    private final class MediaImageSink implements ImageSink
+    {
+        private final int streamId;
+        private NativeSubscription subscription;
+        private boolean closed;
+        private final Map<Long, LogImage> images = new HashMap<>();
+
+        MediaImageSink(final int streamId)
+        {
+            this.streamId = streamId;
+        }
+
+        public ReadablePosition onImageAvailable(final ImageDescriptor descriptor)
+        {
+            if (descriptor.streamId() != streamId)
+            {
+                throw new IllegalArgumentException(
+                    "image stream id " + descriptor.streamId() + " does not match subscription stream " + streamId);
+            }
+            synchronized (lock)
+            {
+                if (closed || isClosed)
+                {
+                    throw new IllegalStateException("subscription closed: image " + descriptor.imageId() + " refused");
+                }
+                if (images.containsKey(descriptor.imageId()))
+                {
+                    throw new IllegalArgumentException("image id " + descriptor.imageId() + " is already available");
+                }
+                final UnsafeBufferPosition position = newPosition(
+                    "sub-pos: " + subscription.uri().scheme() + " stream=" + streamId + " session=" +
+                    descriptor.sessionId() + " source=" + descriptor.sourceIdentity(),
+                    CounterTypes.SUBSCRIBER_POSITION_TYPE_ID, descriptor.sessionId(), streamId);
+                position.setRelease(descriptor.joinPosition());
+                final LogImage image = new LogImage(
+                    descriptor.imageId(), descriptor.sessionId(), streamId, descriptor.initialTermId(),
+                    descriptor.termBuffers(), position, descriptor.boundBuffer(), descriptor.boundOffset(),
+                    descriptor.sourceIdentity(), errorHandler, this::onCorrupt);
+                images.put(descriptor.imageId(), image);
+                subscription.addImage(image);
+                return position;
+            }
+        }
+
+        public void onImageUnavailable(final long imageId)
+        {
+            synchronized (lock)
+            {
+                final LogImage image = images.remove(imageId);
+                if (null != image)
+                {
+                    subscription.removeImage(image);
+                    image.subscriberPosition().close();
+                }
+            }
+        }
+
+        private void onCorrupt(final LogImage image)
+        {
+            synchronized (lock)
+            {
+                if (null != images.remove(image.correlationId()))
+                {
+                    subscription.removeImage(image);
+                }
+            }
+        }
+    }
+
+    private UnsafeBufferPosition newPosition(
+        final String label, final int typeId, final int sessionId, final int streamId)
+    {
+        final int counterId = countersManager.allocate(label, typeId, (key) -> putKey(key, sessionId, streamId));
+        return new UnsafeBufferPosition((UnsafeBuffer)countersFile.valuesBuffer(), counterId, countersManager);
+    }
+
+    private static void putKey(final org.agrona.MutableDirectBuffer key, final int sessionId, final int streamId)
+    {
+        key.putInt(0, sessionId);
+        key.putInt(Integer.BYTES, streamId);
+    }
+
+    private EmbeddedAeron embeddedAeron()
+    {
+        EmbeddedAeron aeron = embeddedAeron;
+        if (null == aeron)
+        {
+            synchronized (lock)
+            {
+                ensureOpen();
+                aeron = embeddedAeron;
+                if (null == aeron)
+                {
+                    aeron = new EmbeddedAeron(
+                        dir, context.threadingMode(), context.idleStrategy(), context.termLength(), errorHandler);
+                    embeddedAeron = aeron;
+                }
+            }
+        }
+        return aeron;
+    }
+
+    int invoke()
+    {
+        int work = 0;
+        if (null != invoker)
+        {
+            work += invoker.invoke();
+            final EmbeddedAeron aeron = embeddedAeron;
+            if (null != aeron)
+            {
+                work += aeron.invoke();
+            }
+        }
+        return work;
+    }
+
+    CountersReader countersReader()
+    {
+        return countersManager;
+    }
+
+    Verbus.Context context()
+    {
+        return context;
+    }
+
+    boolean isClosed()
+    {
+        return isClosed;
+    }
+
+    private void ensureOpen()
+    {
+        if (isClosed)
+        {
+            throw new IllegalStateException("Verbus is closed");
+        }
+    }
+
+    public void close()
+    {
+        final List<LogPublication> openPublications;
+        synchronized (lock)
+        {
+            if (isClosed)
+            {
+                return;
+            }
+            isClosed = true;
+            openPublications = new ArrayList<>(publications);
+            for (final NativeSubscription subscription : subscriptions)
+            {
+                for (final LogImage image : subscription.logImages())
+                {
+                    image.close();
+                }
+            }
+        }
+
+        // Offers now return CLOSED and polls 0; then stop the agents (they close senders and receivers on their
+        // own threads), and only then unmap memory.
+        openPublications.forEach(LogPublication::close);
+        CloseHelper.quietClose(embeddedAeron);
+        agentThreads.close();
+        final List<Runnable> releases;
+        synchronized (lock)
+        {
+            releases = new ArrayList<>(logResources.values());
+            logResources.clear();
+        }
+        releases.forEach(Runnable::run);
+        countersFile.close();
+    }
+
+    private static void closeAll(final List<AutoCloseable> resources)
+    {
+        for (int i = resources.size() - 1; i >= 0; i--)
+        {
+            CloseHelper.quietClose(resources.get(i));
+        }
+        resources.clear();
+    }
+}

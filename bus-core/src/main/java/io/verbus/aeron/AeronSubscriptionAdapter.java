@@ -1,0 +1,125 @@
+package io.verbus.aeron;
+
+import io.aeron.logbuffer.ControlledFragmentHandler;
+import io.aeron.logbuffer.FragmentHandler;
+import io.verbus.AvailableImageHandler;
+import io.verbus.Image;
+import io.verbus.Subscription;
+import io.verbus.UnavailableImageHandler;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A Verbus subscription over an Aeron subscription. Polling goes straight to Aeron; each Aeron image gets one
+ * Verbus image wrapper, made when Aeron announces it, so handlers see the same object on both events.
+ */
+public final class AeronSubscriptionAdapter implements Subscription
+{
+    private final String channel;
+    private final Map<io.aeron.Image, AeronImageAdapter> adapters = new ConcurrentHashMap<>();
+    private final AvailableImageHandler availableImageHandler;
+    private final UnavailableImageHandler unavailableImageHandler;
+    private volatile io.aeron.Subscription subscription;
+
+    AeronSubscriptionAdapter(
+        final String channel,
+        final AvailableImageHandler availableImageHandler,
+        final UnavailableImageHandler unavailableImageHandler)
+    {
+        this.channel = channel;
+        this.availableImageHandler = availableImageHandler;
+        this.unavailableImageHandler = unavailableImageHandler;
+    }
+
+    void subscription(final io.aeron.Subscription subscription)
+    {
+        this.subscription = subscription;
+    }
+
+    void onAvailableImage(final io.aeron.Image image)
+    {
+        availableImageHandler.onAvailableImage(adapter(image));
+    }
+
+    void onUnavailableImage(final io.aeron.Image image)
+    {
+        final AeronImageAdapter adapter = adapters.remove(image);
+        unavailableImageHandler.onUnavailableImage(null != adapter ? adapter : new AeronImageAdapter(image));
+    }
+
+    private AeronImageAdapter adapter(final io.aeron.Image image)
+    {
+        return adapters.computeIfAbsent(image, AeronImageAdapter::new);
+    }
+
+    /** @return the wrapped Aeron subscription. */
+    public io.aeron.Subscription aeronSubscription()
+    {
+        return subscription;
+    }
+
+    public int poll(final FragmentHandler fragmentHandler, final int fragmentLimit)
+    {
+        return subscription.poll(fragmentHandler, fragmentLimit);
+    }
+
+    public int controlledPoll(final ControlledFragmentHandler fragmentHandler, final int fragmentLimit)
+    {
+        return subscription.controlledPoll(fragmentHandler, fragmentLimit);
+    }
+
+    public List<Image> images()
+    {
+        final List<io.aeron.Image> images = subscription.images();
+        final List<Image> result = new ArrayList<>(images.size());
+        for (final io.aeron.Image image : images)
+        {
+            result.add(adapter(image));
+        }
+        return result;
+    }
+
+    public int imageCount()
+    {
+        return subscription.imageCount();
+    }
+
+    public Image imageBySessionId(final int sessionId)
+    {
+        final io.aeron.Image image = subscription.imageBySessionId(sessionId);
+        return null == image ? null : adapter(image);
+    }
+
+    public boolean isConnected()
+    {
+        return subscription.isConnected();
+    }
+
+    public String channel()
+    {
+        return channel;
+    }
+
+    public int streamId()
+    {
+        return subscription.streamId();
+    }
+
+    public boolean isClosed()
+    {
+        return subscription.isClosed();
+    }
+
+    public void close()
+    {
+        subscription.close();
+    }
+
+    public String toString()
+    {
+        return "AeronSubscription{channel=" + channel + ", streamId=" + streamId() + '}';
+    }
+}

@@ -1,0 +1,234 @@
+package io.verbus.driver;
+
+import io.verbus.log.LogBuffers;
+import io.verbus.media.PublicationLog;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.Position;
+
+import java.util.Arrays;
+
+/**
+ * The conductor's view of one native log (an {@code ipc:} log or the local log of a media publication).
+ * <p>
+ * For {@code ipc:} the conductor is the flow control: the limit is the slowest subscriber position plus the window,
+ * and terms are cleaned one term length behind that slowest position, before the limit is raised, so a partition
+ * is zero before the publisher rotates into it again. For a media log the media sets the limit and the conductor
+ * cleans one term length behind it.
+ * <p>
+ * The subscriber positions are a copy-on-write array the driver replaces under its lock; the conductor only
+ * reads it.
+ */
+public final class NativeLog
+{
+    private final long registrationId;
+    private final boolean ipc;
+    private final PublicationLog publicationLog;
+    private final LogBuffers logBuffers;
+    private final Position publisherPosition;
+    private final int termLength;
+    private final int window;
+    private volatile Position[] subscriberPositions = new Position[0];
+    private long cleanPosition;
+    private volatile boolean isClosed;
+    private long closedTimeNs;
+    private long finalPosition;
+
+    /**
+     * @param registrationId    unique id of the log within the driver.
+     * @param ipc               true when the conductor computes the limit from local subscribers.
+     * @param publicationLog    the log, limit and connection state.
+     * @param publisherPosition counter mirroring the tail for {@code ./verbus stat}.
+     * @param window            bytes the publisher may run ahead of the slowest subscriber (ipc only).
+     */
+    public NativeLog(
+        final long registrationId,
+        final boolean ipc,
+        final PublicationLog publicationLog,
+        final Position publisherPosition,
+        final int window)
+    {
+        this.registrationId = registrationId;
+        this.ipc = ipc;
+        this.publicationLog = publicationLog;
+        this.logBuffers = publicationLog.logBuffers();
+        this.publisherPosition = publisherPosition;
+        this.termLength = publicationLog.termLength();
+        this.window = window;
+    }
+
+    /** @return the driver-wide id of this log. */
+    public long registrationId()
+    {
+        return registrationId;
+    }
+
+    /** @return true for an {@code ipc:} log. */
+    public boolean isIpc()
+    {
+        return ipc;
+    }
+
+    /** @return the log handed to publications and media. */
+    public PublicationLog publicationLog()
+    {
+        return publicationLog;
+    }
+
+    /** @return the publisher position counter. */
+    public Position publisherPosition()
+    {
+        return publisherPosition;
+    }
+
+    /** @return the flow-control window in bytes. */
+    public int window()
+    {
+        return window;
+    }
+
+    /** @return the current subscriber positions (ipc). */
+    public Position[] subscriberPositions()
+    {
+        return subscriberPositions;
+    }
+
+    /** Adds a subscriber position; call under the driver's lock. */
+    public void addSubscriberPosition(final Position position)
+    {
+        final Position[] old = subscriberPositions;
+        final Position[] positions = Arrays.copyOf(old, old.length + 1);
+        positions[old.length] = position;
+        subscriberPositions = positions;
+    }
+
+    /** Removes a subscriber position; call under the driver's lock. */
+    public void removeSubscriberPosition(final Position position)
+    {
+        final Position[] old = subscriberPositions;
+        int count = 0;
+        final Position[] positions = new Position[old.length];
+        for (final Position p : old)
+        {
+            if (p != position)
+            {
+                positions[count++] = p;
+            }
+        }
+        subscriberPositions = Arrays.copyOf(positions, count);
+    }
+
+    /**
+     * Marks the log closed: its publication is gone.
+     *
+     * @param nowNs the current time, to time the linger.
+     */
+    public void close(final long nowNs)
+    {
+        finalPosition = publicationLog.producerPosition();
+        closedTimeNs = nowNs;
+        isClosed = true;
+    }
+
+    /** @return true once the publication closed. */
+    public boolean isClosed()
+    {
+        return isClosed;
+    }
+
+    /** @return when it was closed. */
+    public long closedTimeNs()
+    {
+        return closedTimeNs;
+    }
+
+    /** @return true when every subscriber has consumed everything the closed publication wrote. */
+    public boolean isDrained()
+    {
+        for (final Position position : subscriberPositions)
+        {
+            if (position.getVolatile() < finalPosition)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * One conductor duty cycle for this log: mirror the tail, clean behind the slowest consumer, raise the limit.
+     *
+     * @return 1 when the limit or cleaning moved, else 0.
+     */
+    public int conductorDuty()
+    {
+        final long producerPosition = publicationLog.producerPosition();
+        publisherPosition.setRelease(producerPosition);
+
+        if (!ipc)
+        {
+            return cleanTo(publicationLog.publisherLimit().getVolatile() - termLength);
+        }
+
+        final Position[] positions = subscriberPositions;
+        if (0 == positions.length)
+        {
+            // No one reads: keep the limit where it is so nothing is written into terms that cannot be cleaned.
+            publicationLog.connected(false);
+            return 0;
+        }
+
+        long minSubscriberPosition = Long.MAX_VALUE;
+        for (final Position position : positions)
+        {
+            minSubscriberPosition = Math.min(minSubscriberPosition, position.getVolatile());
+        }
+
+        int work = cleanTo(minSubscriberPosition - termLength);
+        final Position limit = publicationLog.publisherLimit();
+        final long newLimit = isClosed ? limit.get() : minSubscriberPosition + window;
+        if (newLimit != limit.get())
+        {
+            limit.setRelease(newLimit);
+            work = 1;
+        }
+        publicationLog.connected(!isClosed);
+        return work;
+    }
+
+    /**
+     * Zeroes the log from the clean position up to {@code position}, term by term.
+     *
+     * @return 1 when anything was cleaned.
+     */
+    private int cleanTo(final long position)
+    {
+        if (position <= cleanPosition)
+        {
+            return 0;
+        }
+        long cleaned = cleanPosition;
+        while (cleaned < position)
+        {
+            final int termOffset = (int)(cleaned & (termLength - 1));
+            final int length = (int)Math.min(termLength - termOffset, position - cleaned);
+            final UnsafeBuffer termBuffer = logBuffers.termBuffers()[
+                io.aeron.logbuffer.LogBufferDescriptor.indexByPosition(cleaned, publicationLog.positionBitsToShift())];
+            termBuffer.setMemory(termOffset, length, (byte)0);
+            cleaned += length;
+        }
+        cleanPosition = cleaned;
+        return 1;
+    }
+
+    /** @return the position up to which the log has been zeroed for reuse. */
+    public long cleanPosition()
+    {
+        return cleanPosition;
+    }
+
+    public String toString()
+    {
+        return "NativeLog{id=" + registrationId + ", ipc=" + ipc + ", session=" + publicationLog.sessionId() +
+            ", stream=" + publicationLog.streamId() + ", closed=" + isClosed + '}';
+    }
+}

@@ -1,0 +1,136 @@
+package io.verbus.log;
+
+import io.aeron.logbuffer.BufferClaim;
+import io.aeron.logbuffer.FrameDescriptor;
+import io.aeron.logbuffer.LogBufferDescriptor;
+import io.aeron.protocol.HeaderFlyweight;
+import io.verbus.media.PublicationLog;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+
+import static io.aeron.logbuffer.LogBufferDescriptor.TERM_TAIL_COUNTERS_OFFSET;
+import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
+
+/**
+ * A publication many threads may offer to at once. Each append claims its space with one atomic add on the active
+ * term's tail, so writers never wait for each other; the writer whose claim crosses the term end pads the term,
+ * rotates the log and returns ADMIN_ACTION so the caller retries in the new term.
+ */
+public final class ConcurrentLogPublication extends LogPublication
+{
+    public ConcurrentLogPublication(
+        final String channel,
+        final PublicationLog publicationLog,
+        final AtomicCounter backPressureEvents,
+        final CloseListener closeListener)
+    {
+        super(channel, publicationLog, backPressureEvents, closeListener);
+    }
+
+    public long offer(
+        final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,
+        final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo)
+    {
+        checkMessageLength(lengthOne, lengthTwo);
+        if (isClosed)
+        {
+            return CLOSED;
+        }
+
+        final int framedLength = FrameWriter.framedLength(lengthOne + lengthTwo, maxPayloadLength);
+        final long limit = publisherLimit.getVolatile();
+        final int termCount = LogBufferDescriptor.activeTermCount(metaDataBuffer);
+        final int partitionIndex = LogBufferDescriptor.indexByTermCount(termCount);
+        final int tailCounterOffset = TERM_TAIL_COUNTERS_OFFSET + (partitionIndex * Long.BYTES);
+        final long rawTail = metaDataBuffer.getLongVolatile(tailCounterOffset);
+        final int termId = LogBufferDescriptor.termId(rawTail);
+        if (termCount != termId - initialTermId)
+        {
+            return ADMIN_ACTION;
+        }
+
+        final long position = termBeginPosition(termId) + LogBufferDescriptor.termOffset(rawTail, termLength);
+        if (position >= limit)
+        {
+            return backPressureStatus(position, framedLength);
+        }
+
+        final long claimedRawTail = metaDataBuffer.getAndAddLong(tailCounterOffset, framedLength);
+        final int claimedTermId = LogBufferDescriptor.termId(claimedRawTail);
+        final long claimedOffset = claimedRawTail & 0xFFFF_FFFFL;
+        final long resultingOffset = claimedOffset + framedLength;
+        final UnsafeBuffer termBuffer = termBuffers[partitionIndex];
+        if (resultingOffset > termLength)
+        {
+            return onTermEnd(termBuffer, claimedTermId, claimedOffset);
+        }
+
+        FrameWriter.writeMessage(termBuffer, (int)claimedOffset, maxPayloadLength, sessionId, streamId, claimedTermId,
+            bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo);
+
+        return termBeginPosition(claimedTermId) + resultingOffset;
+    }
+
+    public long tryClaim(final int length, final BufferClaim bufferClaim)
+    {
+        checkClaimLength(length);
+        if (isClosed)
+        {
+            return CLOSED;
+        }
+
+        final int frameLength = length + HEADER_LENGTH;
+        final int framedLength = FrameWriter.align(frameLength);
+        final long limit = publisherLimit.getVolatile();
+        final int termCount = LogBufferDescriptor.activeTermCount(metaDataBuffer);
+        final int partitionIndex = LogBufferDescriptor.indexByTermCount(termCount);
+        final int tailCounterOffset = TERM_TAIL_COUNTERS_OFFSET + (partitionIndex * Long.BYTES);
+        final long rawTail = metaDataBuffer.getLongVolatile(tailCounterOffset);
+        final int termId = LogBufferDescriptor.termId(rawTail);
+        if (termCount != termId - initialTermId)
+        {
+            return ADMIN_ACTION;
+        }
+
+        final long position = termBeginPosition(termId) + LogBufferDescriptor.termOffset(rawTail, termLength);
+        if (position >= limit)
+        {
+            return backPressureStatus(position, framedLength);
+        }
+
+        final long claimedRawTail = metaDataBuffer.getAndAddLong(tailCounterOffset, framedLength);
+        final int claimedTermId = LogBufferDescriptor.termId(claimedRawTail);
+        final long claimedOffset = claimedRawTail & 0xFFFF_FFFFL;
+        final long resultingOffset = claimedOffset + framedLength;
+        final UnsafeBuffer termBuffer = termBuffers[partitionIndex];
+        if (resultingOffset > termLength)
+        {
+            return onTermEnd(termBuffer, claimedTermId, claimedOffset);
+        }
+
+        FrameWriter.writeHeader(termBuffer, (int)claimedOffset, FrameDescriptor.UNFRAGMENTED,
+            HeaderFlyweight.HDR_TYPE_DATA, sessionId, streamId, claimedTermId);
+        bufferClaim.wrap(termBuffer, (int)claimedOffset, frameLength);
+
+        return termBeginPosition(claimedTermId) + resultingOffset;
+    }
+
+    private long onTermEnd(final UnsafeBuffer termBuffer, final int termId, final long claimedOffset)
+    {
+        // Only the claim that straddles the end pads; later claims start past the end and write nothing.
+        if (claimedOffset < termLength)
+        {
+            FrameWriter.writePaddingToTermEnd(termBuffer, (int)claimedOffset, sessionId, streamId, termId);
+        }
+
+        final long nextTermBeginPosition = termBeginPosition(termId) + termLength;
+        if (nextTermBeginPosition >= maxPossiblePosition)
+        {
+            return MAX_POSITION_EXCEEDED;
+        }
+
+        LogBufferDescriptor.rotateLog(metaDataBuffer, termId - initialTermId, termId);
+        return ADMIN_ACTION;
+    }
+}

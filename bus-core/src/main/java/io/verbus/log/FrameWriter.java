@@ -1,0 +1,190 @@
+package io.verbus.log;
+
+import io.aeron.logbuffer.FrameDescriptor;
+import io.aeron.protocol.DataHeaderFlyweight;
+import io.aeron.protocol.HeaderFlyweight;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.ByteOrder;
+
+import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
+
+/**
+ * Writes frames into a term in Aeron's data frame format. The order that makes a frame visible is the whole
+ * point: every header field and the payload are written with plain stores, then the frame length (the first
+ * field) is stored with release semantics. A reader that acquires a non-zero length sees the complete frame.
+ */
+public final class FrameWriter
+{
+    static
+    {
+        // The frame fields are little-endian on the wire and in the log; plain stores are only correct on such a CPU.
+        if (ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN)
+        {
+            throw new ExceptionInInitializerError("Verbus logs need a little-endian CPU");
+        }
+    }
+
+    private FrameWriter()
+    {
+    }
+
+    /**
+     * Writes every header field but the frame length.
+     *
+     * @param termBuffer to write into.
+     * @param termOffset of the frame.
+     * @param flags      BEGIN/END fragment flags.
+     * @param type       {@link HeaderFlyweight#HDR_TYPE_DATA} or {@link HeaderFlyweight#HDR_TYPE_PAD}.
+     * @param sessionId  of the publication.
+     * @param streamId   of the publication.
+     * @param termId     of the term.
+     */
+    public static void writeHeader(
+        final UnsafeBuffer termBuffer,
+        final int termOffset,
+        final byte flags,
+        final int type,
+        final int sessionId,
+        final int streamId,
+        final int termId)
+    {
+        termBuffer.putByte(termOffset + HeaderFlyweight.VERSION_FIELD_OFFSET, HeaderFlyweight.CURRENT_VERSION);
+        termBuffer.putByte(termOffset + HeaderFlyweight.FLAGS_FIELD_OFFSET, flags);
+        termBuffer.putShort(termOffset + HeaderFlyweight.TYPE_FIELD_OFFSET, (short)type);
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET, termOffset);
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET, sessionId);
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET, streamId);
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET, termId);
+        termBuffer.putLong(termOffset + DataHeaderFlyweight.RESERVED_VALUE_OFFSET, DataHeaderFlyweight.DEFAULT_RESERVE_VALUE);
+    }
+
+    /**
+     * Makes a written frame visible to readers: the release store of its length.
+     */
+    public static void publishFrameLength(final UnsafeBuffer termBuffer, final int termOffset, final int frameLength)
+    {
+        termBuffer.putIntRelease(termOffset + HeaderFlyweight.FRAME_LENGTH_FIELD_OFFSET, frameLength);
+    }
+
+    /**
+     * Fills the rest of a term with one padding frame that readers skip, when a message does not fit.
+     *
+     * @param termBuffer   to pad.
+     * @param termOffset   where the padding starts (aligned).
+     * @param sessionId    of the publication.
+     * @param streamId     of the publication.
+     * @param termId       of the term.
+     */
+    public static void writePaddingToTermEnd(
+        final UnsafeBuffer termBuffer, final int termOffset, final int sessionId, final int streamId, final int termId)
+    {
+        final int paddingLength = termBuffer.capacity() - termOffset;
+        writeHeader(termBuffer, termOffset, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_PAD,
+            sessionId, streamId, termId);
+        publishFrameLength(termBuffer, termOffset, paddingLength);
+    }
+
+    /**
+     * Copies {@code length} bytes of a message that is the concatenation of two buffers, starting at
+     * {@code messageOffset} within the message, to {@code dstOffset} in the term.
+     */
+    public static void copyPayload(
+        final UnsafeBuffer termBuffer,
+        final int dstOffset,
+        final DirectBuffer bufferOne,
+        final int offsetOne,
+        final int lengthOne,
+        final DirectBuffer bufferTwo,
+        final int offsetTwo,
+        final int messageOffset,
+        final int length)
+    {
+        if (messageOffset + length <= lengthOne)
+        {
+            termBuffer.putBytes(dstOffset, bufferOne, offsetOne + messageOffset, length);
+        }
+        else if (messageOffset >= lengthOne)
+        {
+            termBuffer.putBytes(dstOffset, bufferTwo, offsetTwo + messageOffset - lengthOne, length);
+        }
+        else
+        {
+            final int partOne = lengthOne - messageOffset;
+            termBuffer.putBytes(dstOffset, bufferOne, offsetOne + messageOffset, partOne);
+            termBuffer.putBytes(dstOffset + partOne, bufferTwo, offsetTwo, length - partOne);
+        }
+    }
+
+    /**
+     * Writes a whole message as one frame or a run of fragments starting at {@code termOffset}, whose space the
+     * caller has already claimed ({@link #framedLength(int, int)} bytes). Each fragment is published as written.
+     */
+    public static void writeMessage(
+        final UnsafeBuffer termBuffer,
+        final int termOffset,
+        final int maxPayloadLength,
+        final int sessionId,
+        final int streamId,
+        final int termId,
+        final DirectBuffer bufferOne,
+        final int offsetOne,
+        final int lengthOne,
+        final DirectBuffer bufferTwo,
+        final int offsetTwo,
+        final int lengthTwo)
+    {
+        final int messageLength = lengthOne + lengthTwo;
+        if (messageLength <= maxPayloadLength)
+        {
+            writeHeader(termBuffer, termOffset, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_DATA,
+                sessionId, streamId, termId);
+            copyPayload(termBuffer, termOffset + HEADER_LENGTH, bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo,
+                0, messageLength);
+            publishFrameLength(termBuffer, termOffset, messageLength + HEADER_LENGTH);
+            return;
+        }
+
+        int frameOffset = termOffset;
+        int messageOffset = 0;
+        byte flags = FrameDescriptor.BEGIN_FRAG_FLAG;
+        while (messageOffset < messageLength)
+        {
+            final int chunkLength = Math.min(maxPayloadLength, messageLength - messageOffset);
+            if (messageOffset + chunkLength == messageLength)
+            {
+                flags |= FrameDescriptor.END_FRAG_FLAG;
+            }
+            writeHeader(termBuffer, frameOffset, flags, HeaderFlyweight.HDR_TYPE_DATA, sessionId, streamId, termId);
+            copyPayload(termBuffer, frameOffset + HEADER_LENGTH, bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo,
+                messageOffset, chunkLength);
+            publishFrameLength(termBuffer, frameOffset, chunkLength + HEADER_LENGTH);
+
+            frameOffset += align(chunkLength + HEADER_LENGTH);
+            messageOffset += chunkLength;
+            flags = 0;
+        }
+    }
+
+    /**
+     * @return the bytes a message takes in a term: one aligned frame, or full fragments plus an aligned last one.
+     */
+    public static int framedLength(final int messageLength, final int maxPayloadLength)
+    {
+        if (messageLength <= maxPayloadLength)
+        {
+            return align(messageLength + HEADER_LENGTH);
+        }
+        final int fullFragments = messageLength / maxPayloadLength;
+        final int remainder = messageLength - fullFragments * maxPayloadLength;
+        final int fullFrameLength = align(maxPayloadLength + HEADER_LENGTH);
+        return fullFragments * fullFrameLength + (remainder > 0 ? align(remainder + HEADER_LENGTH) : 0);
+    }
+
+    /** @return a length rounded up to the 32-byte frame alignment. */
+    public static int align(final int length)
+    {
+        return (length + FrameDescriptor.FRAME_ALIGNMENT - 1) & -FrameDescriptor.FRAME_ALIGNMENT;
+    }
+}

@@ -1,0 +1,210 @@
+package io.verbus.log;
+
+import io.aeron.logbuffer.LogBufferDescriptor;
+import io.verbus.Publication;
+import io.verbus.media.PublicationLog;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.Position;
+
+import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
+
+/**
+ * What the concurrent and exclusive publications over a native log share: geometry, limits, input checks and the
+ * status a failed offer returns.
+ */
+public abstract class LogPublication implements Publication
+{
+    /** Told when a publication closes, so the driver can retire its log. */
+    @FunctionalInterface
+    public interface CloseListener
+    {
+        /**
+         * @param publication that was closed by its owner.
+         */
+        void onClose(LogPublication publication);
+    }
+
+    protected final String channel;
+    protected final int streamId;
+    protected final int sessionId;
+    protected final int initialTermId;
+    protected final int termLength;
+    protected final int positionBitsToShift;
+    protected final int maxPayloadLength;
+    protected final int maxMessageLength;
+    protected final long maxPossiblePosition;
+    protected final UnsafeBuffer[] termBuffers;
+    protected final UnsafeBuffer metaDataBuffer;
+    protected final PublicationLog publicationLog;
+    protected final Position publisherLimit;
+    protected final AtomicCounter backPressureEvents;
+    private final CloseListener closeListener;
+    protected volatile boolean isClosed;
+
+    protected LogPublication(
+        final String channel,
+        final PublicationLog publicationLog,
+        final AtomicCounter backPressureEvents,
+        final CloseListener closeListener)
+    {
+        this.channel = channel;
+        this.publicationLog = publicationLog;
+        this.streamId = publicationLog.streamId();
+        this.sessionId = publicationLog.sessionId();
+        this.initialTermId = publicationLog.initialTermId();
+        this.termLength = publicationLog.termLength();
+        this.positionBitsToShift = publicationLog.positionBitsToShift();
+        this.termBuffers = publicationLog.logBuffers().termBuffers();
+        this.metaDataBuffer = publicationLog.logBuffers().metaDataBuffer();
+        this.maxPayloadLength = LogBufferDescriptor.mtuLength(metaDataBuffer) - HEADER_LENGTH;
+        this.maxMessageLength = io.aeron.logbuffer.FrameDescriptor.computeMaxMessageLength(termLength);
+        this.maxPossiblePosition = termLength * (1L << 31);
+        this.publisherLimit = publicationLog.publisherLimit();
+        this.backPressureEvents = backPressureEvents;
+        this.closeListener = closeListener;
+    }
+
+    /** @return the log and limit counter shared with the conductor or the media. */
+    public PublicationLog publicationLog()
+    {
+        return publicationLog;
+    }
+
+    public long offer(final DirectBuffer buffer, final int offset, final int length)
+    {
+        return offer(buffer, offset, length, buffer, 0, 0);
+    }
+
+    public long positionLimit()
+    {
+        return publisherLimit.getVolatile();
+    }
+
+    public boolean isConnected()
+    {
+        return !isClosed && publicationLog.isConnected();
+    }
+
+    public int maxMessageLength()
+    {
+        return maxMessageLength;
+    }
+
+    public int maxPayloadLength()
+    {
+        return maxPayloadLength;
+    }
+
+    public String channel()
+    {
+        return channel;
+    }
+
+    public int streamId()
+    {
+        return streamId;
+    }
+
+    public int sessionId()
+    {
+        return sessionId;
+    }
+
+    public int initialTermId()
+    {
+        return initialTermId;
+    }
+
+    public int termBufferLength()
+    {
+        return termLength;
+    }
+
+    public boolean isClosed()
+    {
+        return isClosed;
+    }
+
+    public long position()
+    {
+        if (isClosed)
+        {
+            return CLOSED;
+        }
+        return PublicationLog.producerPosition(metaDataBuffer, initialTermId, termLength, positionBitsToShift);
+    }
+
+    public void close()
+    {
+        if (!isClosed)
+        {
+            isClosed = true;
+            onClosed();
+            closeListener.onClose(this);
+        }
+    }
+
+    /** Hook for subclasses to release what their own thread owns, before the driver is told. */
+    protected void onClosed()
+    {
+    }
+
+    /** @return the position at the start of a term. */
+    protected final long termBeginPosition(final int termId)
+    {
+        return LogBufferDescriptor.computeTermBeginPosition(termId, positionBitsToShift, initialTermId);
+    }
+
+    /** @return the code for an offer that could not proceed at {@code position}. */
+    protected final long backPressureStatus(final long position, final int framedLength)
+    {
+        if (position + framedLength >= maxPossiblePosition)
+        {
+            return MAX_POSITION_EXCEEDED;
+        }
+        if (publicationLog.isConnected())
+        {
+            backPressureEvents.increment();
+            return BACK_PRESSURED;
+        }
+        return NOT_CONNECTED;
+    }
+
+    protected final void checkMessageLength(final int lengthOne, final int lengthTwo)
+    {
+        if (lengthOne < 0 || lengthTwo < 0)
+        {
+            throw new IllegalArgumentException(
+                "message length must not be negative: " + (lengthOne < 0 ? lengthOne : lengthTwo));
+        }
+        final long total = (long)lengthOne + lengthTwo;
+        if (total > maxMessageLength)
+        {
+            throw new IllegalArgumentException(
+                "message length " + total + " exceeds maxMessageLength " + maxMessageLength + " (term length " +
+                termLength + " / 8) on " + channel);
+        }
+    }
+
+    protected final void checkClaimLength(final int length)
+    {
+        if (length < 0)
+        {
+            throw new IllegalArgumentException("claim length must not be negative: " + length);
+        }
+        if (length > maxPayloadLength)
+        {
+            throw new IllegalArgumentException(
+                "claim length " + length + " exceeds maxPayloadLength " + maxPayloadLength + " (mtu " +
+                (maxPayloadLength + HEADER_LENGTH) + " - header) on " + channel + ": use offer to fragment");
+        }
+    }
+
+    public String toString()
+    {
+        return getClass().getSimpleName() + "{channel=" + channel + ", streamId=" + streamId + ", sessionId=" +
+            sessionId + ", termLength=" + termLength + '}';
+    }
+}

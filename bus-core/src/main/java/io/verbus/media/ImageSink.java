@@ -1,0 +1,29 @@
+package io.verbus.media;
+
+import org.agrona.concurrent.status.ReadablePosition;
+
+/**
+ * Where a {@link MediaReceiver} announces the images it receives. Implemented by Verbus for each subscription.
+ * Called from the receiver agent's thread.
+ */
+public interface ImageSink
+{
+    /**
+     * A publisher's stream has become readable: Verbus creates a bounded image over the descriptor's terms, adds
+     * it to the subscription and tells the available-image handler.
+     *
+     * @param descriptor of the image; its memory must stay valid until {@link #onImageUnavailable(long)}.
+     * @return the image's subscriber position counter, which the media reads with {@code getVolatile} to send
+     * credits back to the publisher.
+     * @throws IllegalArgumentException when the descriptor is inconsistent (term length, stream id, bound).
+     */
+    ReadablePosition onImageAvailable(ImageDescriptor descriptor);
+
+    /**
+     * The image's publisher is gone or its connection failed: Verbus removes the image from the subscription and
+     * tells the unavailable-image handler. Unknown ids are ignored.
+     *
+     * @param imageId from {@link ImageDescriptor#imageId()}.
+     */
+    void onImageUnavailable(long imageId);
+}

@@ -1,0 +1,31 @@
+package io.verbus.media;
+
+/**
+ * Moves one publication's log to its subscribers. Owned by ONE thread: the sender agent, or, in direct mode,
+ * the exclusive publication's writer thread. Verbus never calls it from two threads.
+ */
+public interface MediaSender extends AutoCloseable
+{
+    /**
+     * One duty cycle: send new data, process control traffic, update the publisher limit and connection state.
+     *
+     * @return work done (0 lets the idle strategy back off).
+     */
+    int doWork();
+
+    /**
+     * @return true when an exclusive publication may call {@link #sendNow()} from its writer thread after each
+     * append instead of leaving the data to the sender agent.
+     */
+    boolean supportsDirectSend();
+
+    /**
+     * Sends what the log holds up to its tail, now, in the calling thread (direct mode).
+     *
+     * @return work done.
+     */
+    int sendNow();
+
+    /** Releases the media's resources. Called once by the owning thread; the log is unmapped after it. */
+    void close();
+}

@@ -1,0 +1,119 @@
+package io.verbus.media;
+
+import io.aeron.logbuffer.LogBufferDescriptor;
+import io.verbus.log.LogBuffers;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.Position;
+
+/**
+ * What Verbus gives a media about one publication: its log, ids, tail, and the limit counter the media sets.
+ * A publication starts NOT_CONNECTED with limit 0 until the media calls {@link #connected(boolean)} and raises
+ * {@link #publisherLimit()} (with release semantics, e.g. {@link Position#setRelease(long)}).
+ */
+public final class PublicationLog
+{
+    private final LogBuffers logBuffers;
+    private final int sessionId;
+    private final int streamId;
+    private final int initialTermId;
+    private final int termLength;
+    private final int positionBitsToShift;
+    private final Position publisherLimit;
+    private volatile boolean connected;
+
+    /**
+     * @param logBuffers     the mapped and initialised log.
+     * @param sessionId      of the publication.
+     * @param streamId       of the publication.
+     * @param publisherLimit the counter {@code offer} checks; set by the media.
+     */
+    public PublicationLog(
+        final LogBuffers logBuffers, final int sessionId, final int streamId, final Position publisherLimit)
+    {
+        this.logBuffers = logBuffers;
+        this.sessionId = sessionId;
+        this.streamId = streamId;
+        this.initialTermId = LogBufferDescriptor.initialTermId(logBuffers.metaDataBuffer());
+        this.termLength = logBuffers.termLength();
+        this.positionBitsToShift = LogBufferDescriptor.positionBitsToShift(termLength);
+        this.publisherLimit = publisherLimit;
+    }
+
+    /** @return the log: term buffers, metadata and the backing segment. */
+    public LogBuffers logBuffers()
+    {
+        return logBuffers;
+    }
+
+    /** @return the publication's session id. */
+    public int sessionId()
+    {
+        return sessionId;
+    }
+
+    /** @return the stream id. */
+    public int streamId()
+    {
+        return streamId;
+    }
+
+    /** @return the log's initial term id. */
+    public int initialTermId()
+    {
+        return initialTermId;
+    }
+
+    /** @return the term length. */
+    public int termLength()
+    {
+        return termLength;
+    }
+
+    /** @return log2 of the term length, to turn positions into term counts. */
+    public int positionBitsToShift()
+    {
+        return positionBitsToShift;
+    }
+
+    /**
+     * @return the position of the log's tail, read with volatile semantics. Frames below it may still be in the
+     * middle of being written by a concurrent publisher: a sender must check each frame's length (acquire) before
+     * sending it.
+     */
+    public long producerPosition()
+    {
+        return producerPosition(logBuffers.metaDataBuffer(), initialTermId, termLength, positionBitsToShift);
+    }
+
+    /** @return the limit counter offers are checked against; the media sets it with release semantics. */
+    public Position publisherLimit()
+    {
+        return publisherLimit;
+    }
+
+    /** @param connected true once a subscriber is admitted, false when the last one is gone. */
+    public void connected(final boolean connected)
+    {
+        this.connected = connected;
+    }
+
+    /** @return the connection state the media last set. */
+    public boolean isConnected()
+    {
+        return connected;
+    }
+
+    /**
+     * @return the tail position of a log from its metadata: active term count, then that partition's raw tail.
+     */
+    public static long producerPosition(
+        final UnsafeBuffer metaDataBuffer, final int initialTermId, final int termLength, final int positionBitsToShift)
+    {
+        final int termCount = LogBufferDescriptor.activeTermCount(metaDataBuffer);
+        final long rawTail = LogBufferDescriptor.rawTailVolatile(
+            metaDataBuffer, LogBufferDescriptor.indexByTermCount(termCount));
+        final int termId = LogBufferDescriptor.termId(rawTail);
+        final int termOffset = LogBufferDescriptor.termOffset(rawTail, termLength);
+        return LogBufferDescriptor.computePosition(termId, termOffset, positionBitsToShift, initialTermId);
+    }
+}

@@ -1,0 +1,93 @@
+package io.verbus.memory;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * A pre-touched shared memory mapping owned by one {@link Arena}: closing it unmaps the memory and removes the
+ * backing file if it was kept. Callers must make sure no thread reads the memory after close.
+ */
+public final class MappedRegion implements AutoCloseable
+{
+    private final Arena arena;
+    private final MemorySegment segment;
+    private final Path path;
+    private final boolean hugePages;
+    private final boolean fileKept;
+    private boolean closed;
+
+    MappedRegion(
+        final Arena arena, final MemorySegment segment, final Path path, final boolean hugePages, final boolean fileKept)
+    {
+        this.arena = arena;
+        this.segment = segment;
+        this.path = path;
+        this.hugePages = hugePages;
+        this.fileKept = fileKept;
+    }
+
+    /** @return the mapped memory; its address is stable until close. */
+    public MemorySegment segment()
+    {
+        return segment;
+    }
+
+    /** @return the mapped length in bytes (a multiple of the page size used). */
+    public long length()
+    {
+        return segment.byteSize();
+    }
+
+    /** @return the file that backs (or backed, if already unlinked) the mapping. */
+    public Path path()
+    {
+        return path;
+    }
+
+    /** @return true when the mapping is backed by 2 MiB hugetlbfs pages. */
+    public boolean isHugePages()
+    {
+        return hugePages;
+    }
+
+    /** @return true when the backing file still exists, so another process may map it. */
+    public boolean isFileKept()
+    {
+        return fileKept;
+    }
+
+    /** @return true once closed. */
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    /** Unmaps the memory and deletes a kept file. Idempotent. */
+    public synchronized void close()
+    {
+        if (!closed)
+        {
+            closed = true;
+            arena.close();
+            if (fileKept)
+            {
+                try
+                {
+                    Files.deleteIfExists(path);
+                }
+                catch (final IOException ignore)
+                {
+                    // The mapping is gone; a stale file in the Verbus dir costs nothing but disk until the next start.
+                }
+            }
+        }
+    }
+
+    public String toString()
+    {
+        return "MappedRegion{path=" + path + ", length=" + length() + ", hugePages=" + hugePages + '}';
+    }
+}

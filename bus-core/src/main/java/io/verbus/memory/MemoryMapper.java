@@ -1,0 +1,221 @@
+package io.verbus.memory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Maps shared memory for logs and rings: from a hugetlbfs mount with 2 MiB pages when one is mounted and has
+ * enough free pages, else from a fallback directory (normally under /dev/shm) with 4 KiB pages and one WARN
+ * line per mapper. Every mapping is pre-touched so that no page fault lands on the hot path.
+ */
+public final class MemoryMapper
+{
+    /** Size of the huge pages Verbus uses. */
+    public static final long HUGE_PAGE_SIZE = 2L * 1024 * 1024;
+
+    /** Size of a normal page. */
+    public static final long PAGE_SIZE = 4096;
+
+    /** Where the kernel reports free 2 MiB huge pages. */
+    public static final Path FREE_HUGE_PAGES_PATH = Path.of("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages");
+
+    private static final System.Logger LOGGER = System.getLogger(MemoryMapper.class.getName());
+    private static final AtomicLong FILE_SEQUENCE = new AtomicLong();
+
+    private final Path fallbackDir;
+    private final Path hugetlbfsDir;
+    private final boolean useHugePages;
+    private final AtomicBoolean warned = new AtomicBoolean();
+
+    /**
+     * @param fallbackDir  where to map files when huge pages are not used; created if missing.
+     * @param hugetlbfsDir a hugetlbfs mount with 2 MiB pages, or null to look for one in /proc/mounts.
+     * @param useHugePages false to never use huge pages (no warning is logged then).
+     */
+    public MemoryMapper(final Path fallbackDir, final Path hugetlbfsDir, final boolean useHugePages)
+    {
+        this.fallbackDir = fallbackDir;
+        this.hugetlbfsDir = null != hugetlbfsDir ? hugetlbfsDir : (useHugePages ? findHugetlbfsMount() : null);
+        this.useHugePages = useHugePages;
+    }
+
+    /** @return the hugetlbfs mount in use, or null. */
+    public Path hugetlbfsDir()
+    {
+        return hugetlbfsDir;
+    }
+
+    /** @return the directory used when huge pages are not. */
+    public Path fallbackDir()
+    {
+        return fallbackDir;
+    }
+
+    /**
+     * Maps zeroed, pre-touched shared memory of at least {@code length} bytes.
+     *
+     * @param name     a short name for the file, e.g. {@code "ipc-1001-7"}; made unique by the mapper.
+     * @param length   bytes needed; rounded up to the page size used.
+     * @param keepFile true to keep the file until {@link MappedRegion#close()} so that another process can map
+     *                 it; false to unlink it at once (the memory then lives exactly as long as the mapping).
+     * @return the region.
+     * @throws IllegalArgumentException when the length is not positive.
+     * @throws UncheckedIOException     when the file cannot be created or mapped.
+     */
+    public MappedRegion map(final String name, final long length, final boolean keepFile)
+    {
+        if (length <= 0)
+        {
+            throw new IllegalArgumentException("mapping length must be positive: " + length);
+        }
+
+        final String fileName = "verbus-" + ProcessHandle.current().pid() + "-" + FILE_SEQUENCE.incrementAndGet() +
+            "-" + name + ".map";
+
+        if (useHugePages)
+        {
+            final String reason = hugePagesUnavailableReason(length);
+            if (null == reason)
+            {
+                return mapFile(hugetlbfsDir.resolve(fileName), align(length, HUGE_PAGE_SIZE), HUGE_PAGE_SIZE, true,
+                    keepFile);
+            }
+            if (warned.compareAndSet(false, true))
+            {
+                LOGGER.log(System.Logger.Level.WARNING,
+                    "huge pages not used (" + reason + "): mapping logs from " + fallbackDir +
+                    " with 4 KiB pages; to use them: echo 64 > /proc/sys/vm/nr_hugepages && " +
+                    "mount -t hugetlbfs -o pagesize=2M none /mnt/huge");
+            }
+        }
+
+        try
+        {
+            Files.createDirectories(fallbackDir);
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException("cannot create " + fallbackDir, ex);
+        }
+        return mapFile(fallbackDir.resolve(fileName), align(length, PAGE_SIZE), PAGE_SIZE, false, keepFile);
+    }
+
+    /**
+     * @param length bytes wanted.
+     * @return null when huge pages can back a mapping of this length, else why not.
+     */
+    public String hugePagesUnavailableReason(final long length)
+    {
+        if (!useHugePages)
+        {
+            return "huge pages disabled";
+        }
+        if (null == hugetlbfsDir)
+        {
+            return "no hugetlbfs mounted";
+        }
+        final long pagesNeeded = align(length, HUGE_PAGE_SIZE) / HUGE_PAGE_SIZE;
+        final long pagesFree = freeHugePages();
+        if (pagesFree < pagesNeeded)
+        {
+            return pagesNeeded + " huge pages of 2 MiB needed, " + pagesFree + " free";
+        }
+        return null;
+    }
+
+    /** @return free 2 MiB huge pages, 0 when the kernel reports none. */
+    public static long freeHugePages()
+    {
+        try
+        {
+            return Long.parseLong(Files.readString(FREE_HUGE_PAGES_PATH).trim());
+        }
+        catch (final IOException | NumberFormatException ex)
+        {
+            return 0;
+        }
+    }
+
+    /** @return the first hugetlbfs mount with 2 MiB pages listed in /proc/mounts, or null. */
+    public static Path findHugetlbfsMount()
+    {
+        try
+        {
+            final List<String> lines = Files.readAllLines(Path.of("/proc/mounts"));
+            for (final String line : lines)
+            {
+                final String[] fields = line.split(" ");
+                if (fields.length >= 4 && "hugetlbfs".equals(fields[2]) &&
+                    (fields[3].contains("pagesize=2M") || !fields[3].contains("pagesize=")) &&
+                    Files.isWritable(Path.of(fields[1])))
+                {
+                    return Path.of(fields[1]);
+                }
+            }
+        }
+        catch (final IOException ignore)
+        {
+            // No /proc: no hugetlbfs either.
+        }
+        return null;
+    }
+
+    private static MappedRegion mapFile(
+        final Path path, final long length, final long touchStride, final boolean hugePages, final boolean keepFile)
+    {
+        final Arena arena = Arena.ofShared();
+        try
+        {
+            final MemorySegment segment;
+            try (FileChannel channel = FileChannel.open(
+                path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE))
+            {
+                segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
+            }
+            if (!keepFile)
+            {
+                Files.delete(path);
+            }
+
+            // Touch every page so the kernel allocates it now rather than on the first publish.
+            for (long offset = 0; offset < length; offset += touchStride)
+            {
+                segment.set(ValueLayout.JAVA_BYTE, offset, (byte)0);
+            }
+
+            return new MappedRegion(arena, segment, path, hugePages, keepFile);
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            arena.close();
+            try
+            {
+                Files.deleteIfExists(path);
+            }
+            catch (final IOException ignore)
+            {
+                // Reporting the mapping failure matters more than a leftover file.
+            }
+            if (ex instanceof IOException ioEx)
+            {
+                throw new UncheckedIOException("cannot map " + length + " bytes at " + path, ioEx);
+            }
+            throw (RuntimeException)ex;
+        }
+    }
+
+    private static long align(final long value, final long alignment)
+    {
+        return (value + alignment - 1) & -alignment;
+    }
+}

@@ -1,0 +1,151 @@
+package io.verbus.log;
+
+import io.aeron.logbuffer.ControlledFragmentHandler;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.UnsafeBufferPosition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * An image bounded by a position counter, as the rdma media uses it: it never reads at or past the bound, and a
+ * corrupt frame header makes it unavailable (error reported, listener told) without an exception or a read outside
+ * the term.
+ */
+class BoundedImageTest
+{
+    private static final int TERM_LENGTH = 64 * 1024;
+    private static final int BOUND_OFFSET = 8;
+
+    @TempDir
+    Path tempDir;
+
+    private final UnsafeBuffer boundBuffer = new UnsafeBuffer(ByteBuffer.allocateDirect(64));
+    private final List<Throwable> errors = new ArrayList<>();
+    private final List<LogImage> corrupted = new ArrayList<>();
+
+    private LogImage boundedImage(final LogFixture log)
+    {
+        final UnsafeBufferPosition position = new UnsafeBufferPosition(
+            (UnsafeBuffer)log.countersManager.valuesBuffer(), log.countersManager.allocate("sub"), log.countersManager);
+        return new LogImage(9, LogFixture.SESSION_ID, LogFixture.STREAM_ID, LogFixture.INITIAL_TERM_ID,
+            log.logBuffers.termBuffers(), position, boundBuffer, BOUND_OFFSET, "remote", errors::add, corrupted::add);
+    }
+
+    @Test
+    void shouldNeverReadAtOrPastTheBound()
+    {
+        try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))
+        {
+            final ExclusiveLogPublication publication = log.exclusive();
+            final UnsafeBuffer message = new UnsafeBuffer(new byte[32]);
+            final List<Long> positions = new ArrayList<>();
+            for (int i = 0; i < 10; i++)
+            {
+                message.putInt(0, i);
+                positions.add(publication.offer(message, 0, 32));
+            }
+
+            final LogImage image = boundedImage(log);
+            final List<Integer> seen = new ArrayList<>();
+            boundBuffer.putLongRelease(BOUND_OFFSET, 0);
+            assertEquals(0, image.poll((b, o, l, h) -> seen.add(b.getInt(o)), 100), "bound 0: nothing readable");
+
+            boundBuffer.putLongRelease(BOUND_OFFSET, positions.get(2));
+            assertEquals(3, image.poll((b, o, l, h) -> seen.add(b.getInt(o)), 100));
+            assertEquals(positions.get(2), image.position());
+            assertEquals(0, image.poll((b, o, l, h) -> seen.add(b.getInt(o)), 100), "at the bound: nothing more");
+
+            boundBuffer.putLongRelease(BOUND_OFFSET, positions.get(9));
+            assertEquals(2, image.controlledPoll(
+                (b, o, l, h) ->
+                {
+                    seen.add(b.getInt(o));
+                    return seen.size() == 5 ? ControlledFragmentHandler.Action.BREAK :
+                        ControlledFragmentHandler.Action.CONTINUE;
+                }, 100));
+            assertEquals(5, image.poll((b, o, l, h) -> seen.add(b.getInt(o)), 100));
+            assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), seen);
+            assertEquals(positions.get(9), image.position());
+            assertTrue(errors.isEmpty());
+            assertFalse(image.isClosed());
+        }
+    }
+
+    @Test
+    void shouldGoUnavailableOnAFrameLengthPastTheTermEnd()
+    {
+        assertCorruptFrameMakesImageUnavailable(TERM_LENGTH + 64, "the term end");
+    }
+
+    @Test
+    void shouldGoUnavailableOnANegativeFrameLengthBelowTheBound()
+    {
+        assertCorruptFrameMakesImageUnavailable(-64, "missing frame below the bound");
+    }
+
+    @Test
+    void shouldGoUnavailableOnAFrameShorterThanAHeader()
+    {
+        assertCorruptFrameMakesImageUnavailable(12, "frame runs past");
+    }
+
+    @Test
+    void shouldGoUnavailableOnAFrameThatStraddlesTheBound()
+    {
+        assertCorruptFrameMakesImageUnavailable(1024, "the bound");
+    }
+
+    private void assertCorruptFrameMakesImageUnavailable(final int corruptLength, final String reason)
+    {
+        try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))
+        {
+            final ExclusiveLogPublication publication = log.exclusive();
+            final UnsafeBuffer message = new UnsafeBuffer(new byte[32]);
+            final long first = publication.offer(message, 0, 32);
+            final long second = publication.offer(message, 0, 32);
+            final long third = publication.offer(message, 0, 32);
+
+            // Corrupt the second frame's length, as a faulty or hostile remote writer could.
+            log.term(0).putInt((int)first, corruptLength);
+            boundBuffer.putLongRelease(BOUND_OFFSET, third);
+
+            final LogImage image = boundedImage(log);
+            final int[] delivered = {0};
+            assertEquals(1, image.poll((b, o, l, h) -> delivered[0]++, 100), "frames before the corrupt one arrive");
+            assertEquals(first, image.position(), "the position stops before the corrupt frame");
+            assertTrue(image.isClosed());
+            assertEquals(List.of(image), corrupted);
+            assertEquals(1, errors.size());
+            assertTrue(errors.get(0).getMessage().contains(reason), errors.get(0).getMessage());
+            assertTrue(errors.get(0).getMessage().contains("frame length " + corruptLength));
+
+            assertEquals(0, image.poll((b, o, l, h) -> delivered[0]++, 100), "a closed image reads nothing");
+            assertEquals(1, delivered[0]);
+            assertEquals(second - first, 64);
+        }
+    }
+
+    @Test
+    void shouldTreatAMissingFrameInALocalLogAsNotYetWritten()
+    {
+        try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))
+        {
+            final UnsafeBufferPosition position = new UnsafeBufferPosition(
+                (UnsafeBuffer)log.countersManager.valuesBuffer(), log.countersManager.allocate("s"), log.countersManager);
+            final LogImage image = new LogImage(1, 1, 1, LogFixture.INITIAL_TERM_ID, log.logBuffers.termBuffers(),
+                position, null, 0, "ipc", errors::add, corrupted::add);
+            assertEquals(0, image.poll((b, o, l, h) -> {}, 10));
+            assertFalse(image.isClosed());
+            assertTrue(errors.isEmpty());
+        }
+    }
+}
