@@ -1,0 +1,41 @@
+package io.verbus.fabric;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * An opened RDMA device (a NIC, or a soft provider's emulation of one).
+ */
+public interface Device extends AutoCloseable
+{
+    /**
+     * @return name, provider, limits and ports.
+     */
+    DeviceAttributes attributes();
+
+    /**
+     * @return a new protection domain.
+     */
+    ProtectionDomain allocateProtectionDomain();
+
+    /**
+     * @param depth entries; at most {@link DeviceAttributes#maxCompletionQueueEntries()}.
+     * @return a new completion queue.
+     */
+    CompletionQueue createCompletionQueue(int depth);
+
+    /**
+     * Allocate page-aligned memory that every provider can register with any access right (hugepages
+     * when available, shared file mappings for shm), zeroed and pre-touched. It stays valid until the
+     * device is closed.
+     *
+     * @param length bytes.
+     * @return the memory.
+     */
+    MemorySegment allocateMemory(long length);
+
+    /**
+     * Close the device, its CQs, PDs, QPs and regions still open, and free memory from {@link #allocateMemory}.
+     */
+    @Override
+    void close();
+}

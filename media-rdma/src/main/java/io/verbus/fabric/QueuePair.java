@@ -1,0 +1,127 @@
+package io.verbus.fabric;
+
+/**
+ * A reliable-connected queue pair: a send queue and a receive queue tied to one peer QP.
+ * <p>
+ * Lifecycle as in verbs: created in {@link QueuePairState#RESET}; {@link #connect} (or the three steps
+ * {@link #modifyToInit()}, {@link #modifyToReadyToReceive}, {@link #modifyToReadyToSend()}) brings it to RTS
+ * with the peer's {@link QueuePairConnectionInfo}. WRs execute in posting order. Any failed WR moves the QP
+ * to ERR; WRs outstanding then, and WRs posted afterwards, complete with WR_FLUSH_ERR.
+ * <p>
+ * Threading: {@link #postSend} and {@link #postReceive} are called by one owning thread each (the same or
+ * different). Posting allocates nothing, takes no lock and makes no system call on the soft providers.
+ * The send queue depth is enforced as on hardware: a slot is reclaimed only when a completion covering it
+ * has been polled, so an unsignaled stream needs a signaled WR at least every {@code maxSendWorkRequests}.
+ */
+public interface QueuePair extends AutoCloseable
+{
+    /**
+     * @return the 24-bit QP number.
+     */
+    int qpNumber();
+
+    /**
+     * @return the current state (ERR may be entered by the provider at any time).
+     */
+    QueuePairState state();
+
+    /**
+     * @return what the peer needs to connect to this QP.
+     */
+    QueuePairConnectionInfo localConnectionInfo();
+
+    /**
+     * @return the connection info given to {@link #modifyToReadyToReceive}, or null before that.
+     */
+    QueuePairConnectionInfo remoteConnectionInfo();
+
+    /**
+     * RESET -> INIT.
+     *
+     * @throws IllegalStateException if not in RESET.
+     */
+    void modifyToInit();
+
+    /**
+     * INIT -> RTR: bind to the peer's QP.
+     *
+     * @param remote the peer's connection info.
+     * @throws IllegalStateException if not in INIT.
+     * @throws IllegalArgumentException if the info names nothing this provider can reach.
+     */
+    void modifyToReadyToReceive(QueuePairConnectionInfo remote);
+
+    /**
+     * RTR -> RTS: the send queue starts executing.
+     *
+     * @throws IllegalStateException if not in RTR.
+     */
+    void modifyToReadyToSend();
+
+    /**
+     * Any state -> ERR: flush outstanding WRs (as {@code ibv_modify_qp} to IBV_QPS_ERR).
+     */
+    void modifyToError();
+
+    /**
+     * RESET -> INIT -> RTR -> RTS in one call.
+     *
+     * @param remote the peer's connection info.
+     */
+    default void connect(final QueuePairConnectionInfo remote)
+    {
+        modifyToInit();
+        modifyToReadyToReceive(remote);
+        modifyToReadyToSend();
+    }
+
+    /**
+     * Post the batch's WRs in order with one doorbell.
+     *
+     * @param batch WRs to post; {@link WorkRequestBatch#postedCount()} tells how many were accepted.
+     * @return {@link PostResult#OK} or the negative reason the first refused WR was refused.
+     */
+    int postSend(WorkRequestBatch batch);
+
+    /**
+     * Post one RECV: the next SEND or WRITE_WITH_IMM from the peer lands in {@code [address, address + length)}.
+     *
+     * @param wrId    returned in the RECV completion.
+     * @param address absolute start of the buffer, inside a region with LOCAL_WRITE.
+     * @param length  buffer length in bytes.
+     * @param lkey    the region's lkey.
+     * @return {@link PostResult#OK} or a negative reason.
+     */
+    int postReceive(long wrId, long address, int length, int lkey);
+
+    /**
+     * @return send queue depth granted.
+     */
+    int maxSendWorkRequests();
+
+    /**
+     * @return receive queue depth granted.
+     */
+    int maxReceiveWorkRequests();
+
+    /**
+     * @return inline capacity granted; INLINE WRs longer than this are refused with INLINE_TOO_LONG.
+     */
+    int maxInlineData();
+
+    /**
+     * @return the CQ of the send queue.
+     */
+    CompletionQueue sendCompletionQueue();
+
+    /**
+     * @return the CQ of the receive queue.
+     */
+    CompletionQueue receiveCompletionQueue();
+
+    /**
+     * Destroy the QP. A connected peer then sees RETRY_EXC_ERR on its next request.
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,220 @@
+package io.verbus.fabric.shm;
+
+import io.verbus.fabric.FabricException;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * File plumbing of the shm provider: mapping shared files, finding the file behind a registered segment,
+ * finding a hugetlbfs mount with room.
+ */
+final class ShmFiles
+{
+    /** A file and the offset in it where a segment starts. */
+    record Backing(Path path, long fileOffset)
+    {
+    }
+
+    private ShmFiles()
+    {
+    }
+
+    /**
+     * Create (or open) a file of at least {@code length} bytes and map all of it shared.
+     */
+    static MemorySegment createAndMap(final Path path, final long length, final Arena arena)
+    {
+        try (FileChannel channel = FileChannel.open(
+            path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE))
+        {
+            if (channel.size() < length)
+            {
+                channel.truncate(length);
+                if (channel.size() < length)
+                {
+                    // truncate() only shrinks; grow by writing the last byte (hugetlbfs needs ftruncate-sized files).
+                    channel.write(java.nio.ByteBuffer.wrap(new byte[1]), length - 1);
+                }
+            }
+            return channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
+        }
+        catch (final IOException ex)
+        {
+            throw new FabricException("cannot create and map " + path + " (" + length + " bytes): " + ex, ex);
+        }
+    }
+
+    /**
+     * Map an existing file whole, shared.
+     */
+    static MemorySegment mapExisting(final Path path, final Arena arena)
+    {
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE))
+        {
+            return channel.map(FileChannel.MapMode.READ_WRITE, 0, channel.size(), arena);
+        }
+        catch (final IOException ex)
+        {
+            throw new FabricException("cannot map " + path + ": " + ex, ex);
+        }
+    }
+
+    /**
+     * Find the shared file mapping that holds {@code [address, address + length)} in this process, from
+     * /proc/self/maps. Registration is rare, so reading the maps file is fine here.
+     *
+     * @return the backing file, or null if the range is not inside one shared file mapping.
+     */
+    static Backing findBacking(final long address, final long length)
+    {
+        final List<String> lines;
+        try
+        {
+            lines = Files.readAllLines(Path.of("/proc/self/maps"));
+        }
+        catch (final IOException ex)
+        {
+            throw new FabricException("cannot read /proc/self/maps to find the file behind a region: " + ex, ex);
+        }
+        for (final String line : lines)
+        {
+            final String[] fields = line.trim().split("\\s+", 6);
+            if (fields.length < 6)
+            {
+                continue;
+            }
+            final int dash = fields[0].indexOf('-');
+            final long start = Long.parseUnsignedLong(fields[0].substring(0, dash), 16);
+            final long end = Long.parseUnsignedLong(fields[0].substring(dash + 1), 16);
+            if (address >= start && address + length <= end)
+            {
+                final String perms = fields[1];
+                final String pathName = fields[5];
+                if (perms.length() < 4 || perms.charAt(3) != 's' || !pathName.startsWith("/") ||
+                    pathName.endsWith("(deleted)"))
+                {
+                    return null;
+                }
+                final long mappingOffset = Long.parseUnsignedLong(fields[2], 16);
+                return new Backing(Path.of(pathName), mappingOffset + (address - start));
+            }
+        }
+        return null;
+    }
+
+    /**
+     * @param configured "" to search /proc/mounts, "none" for never, else a directory.
+     * @param length     bytes wanted.
+     * @return a hugetlbfs directory with enough free huge pages for {@code length}, or null.
+     */
+    static Path hugetlbfsWithRoom(final String configured, final long length)
+    {
+        if ("none".equals(configured))
+        {
+            return null;
+        }
+        try
+        {
+            Path mount = configured.isEmpty() ? null : Path.of(configured);
+            if (null == mount)
+            {
+                for (final String line : Files.readAllLines(Path.of("/proc/mounts")))
+                {
+                    final String[] fields = line.split(" ");
+                    if (fields.length > 2 && "hugetlbfs".equals(fields[2]))
+                    {
+                        mount = Path.of(fields[1]);
+                        break;
+                    }
+                }
+            }
+            if (null == mount || !Files.isDirectory(mount) || !Files.isWritable(mount))
+            {
+                return null;
+            }
+            long freePages = 0;
+            long pageBytes = 0;
+            for (final String line : Files.readAllLines(Path.of("/proc/meminfo")))
+            {
+                if (line.startsWith("HugePages_Free:"))
+                {
+                    freePages = Long.parseLong(line.substring(15).trim());
+                }
+                else if (line.startsWith("Hugepagesize:"))
+                {
+                    pageBytes = Long.parseLong(line.substring(13).replace("kB", "").trim()) * 1024;
+                }
+            }
+            return pageBytes > 0 && freePages * pageBytes >= roundUp(length, pageBytes) ? mount : null;
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            return null;
+        }
+    }
+
+    /**
+     * @return the huge page size from /proc/meminfo, or 2 MiB if unknown.
+     */
+    static long hugePageBytes()
+    {
+        try
+        {
+            for (final String line : Files.readAllLines(Path.of("/proc/meminfo")))
+            {
+                if (line.startsWith("Hugepagesize:"))
+                {
+                    return Long.parseLong(line.substring(13).replace("kB", "").trim()) * 1024;
+                }
+            }
+        }
+        catch (final IOException | RuntimeException ignore)
+        {
+            // fall through to the common size
+        }
+        return 2L << 20;
+    }
+
+    static long roundUp(final long value, final long multiple)
+    {
+        return (value + multiple - 1) / multiple * multiple;
+    }
+
+    /**
+     * Delete a directory and what is in it; best effort.
+     */
+    static void deleteRecursively(final Path directory)
+    {
+        if (!Files.exists(directory))
+        {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(directory))
+        {
+            paths.sorted(Comparator.reverseOrder()).forEach(path ->
+            {
+                try
+                {
+                    Files.deleteIfExists(path);
+                }
+                catch (final IOException ignore)
+                {
+                    // best effort: a peer may still hold it open
+                }
+            });
+        }
+        catch (final IOException ignore)
+        {
+            // best effort
+        }
+    }
+}

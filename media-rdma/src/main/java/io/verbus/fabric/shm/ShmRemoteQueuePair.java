@@ -1,0 +1,100 @@
+package io.verbus.fabric.shm;
+
+import io.verbus.fabric.QueuePairState;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+import static io.verbus.fabric.shm.ShmLayout.*;
+
+/**
+ * The initiator's view of the peer QP's file: its state, its posted RECVs, and the slots where this side
+ * deposits SENDs and WRITE_WITH_IMM notices. Only the one connected initiator writes the deposit counter.
+ */
+final class ShmRemoteQueuePair
+{
+    private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+
+    private final MemorySegment file;
+    private final int protectionDomainId;
+    private final int rqDepth;
+    private final int slotCapacity;
+    private final long headerLength;
+    private final long slotLength;
+
+    ShmRemoteQueuePair(final MemorySegment file)
+    {
+        this.file = file;
+        protectionDomainId = file.get(ValueLayout.JAVA_INT, QP_PD_OFFSET);
+        rqDepth = file.get(ValueLayout.JAVA_INT, QP_RQ_DEPTH_OFFSET);
+        slotCapacity = file.get(ValueLayout.JAVA_INT, QP_SLOT_CAPACITY_OFFSET);
+        headerLength = qpHeaderLength(rqDepth);
+        slotLength = qpSlotLength(slotCapacity);
+    }
+
+    int state()
+    {
+        return (int)INT.getAcquire(file, (long)QP_STATE_OFFSET);
+    }
+
+    /**
+     * Put the responder QP in ERR, as a responder does after a remote access or invalid request error.
+     */
+    void markError()
+    {
+        final int current = state();
+        if (current != QP_DESTROYED)
+        {
+            INT.compareAndSet(file, (long)QP_STATE_OFFSET, current, QueuePairState.ERR.code());
+        }
+    }
+
+    int protectionDomainId()
+    {
+        return protectionDomainId;
+    }
+
+    int slotCapacity()
+    {
+        return slotCapacity;
+    }
+
+    long receivesPosted()
+    {
+        return (long)LONG.getAcquire(file, (long)QP_RECV_POSTED_OFFSET);
+    }
+
+    int receiveLength(final long index)
+    {
+        return file.get(ValueLayout.JAVA_INT, QP_RECV_LENGTHS_OFFSET + 4L * (int)(index % rqDepth));
+    }
+
+    /**
+     * Fill slot {@code index} and publish it.
+     */
+    void deposit(
+        final long index,
+        final MemorySegment source,
+        final long sourceOffset,
+        final int payloadLength,
+        final int status,
+        final int opcode,
+        final int byteLength,
+        final int immediate,
+        final boolean hasImmediate)
+    {
+        final long slot = headerLength + (index % rqDepth) * slotLength;
+        if (null != source && payloadLength > 0)
+        {
+            MemorySegment.copy(source, sourceOffset, file, slot + SLOT_HEADER_LENGTH, payloadLength);
+        }
+        file.set(ValueLayout.JAVA_INT, slot + SLOT_STATUS_OFFSET, status);
+        file.set(ValueLayout.JAVA_INT, slot + SLOT_OPCODE_OFFSET, opcode);
+        file.set(ValueLayout.JAVA_INT, slot + SLOT_LENGTH_OFFSET, byteLength);
+        file.set(ValueLayout.JAVA_INT, slot + SLOT_IMMEDIATE_OFFSET, immediate);
+        file.set(ValueLayout.JAVA_INT, slot + SLOT_HAS_IMMEDIATE_OFFSET, hasImmediate ? 1 : 0);
+        LONG.setRelease(file, (long)QP_DEPOSITED_OFFSET, index + 1);
+    }
+}

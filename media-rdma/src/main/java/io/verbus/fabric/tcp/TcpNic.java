@@ -1,0 +1,433 @@
+package io.verbus.fabric.tcp;
+
+import io.verbus.fabric.FabricContext;
+import io.verbus.fabric.FaultInjection;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The software NIC of one tcp device: a single agent that accepts and dials connections, applies incoming
+ * requests to registered memory in order, acknowledges them, transmits posted WRs and completes them on
+ * acknowledgement. Other threads talk to it only through its command queue and the QPs' published tails.
+ */
+final class TcpNic implements Agent
+{
+    private final TcpDevice device;
+    private final ServerSocketChannel server;
+    private final FaultInjection faults;
+    private final long connectTimeoutNs;
+    private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(1024);
+    private final Consumer<Runnable> runCommand = Runnable::run;
+    private final List<TcpConnection> connections = new ArrayList<>();
+    private final List<TcpConnection> toClose = new ArrayList<>();
+    private TcpQueuePair[] queuePairs = new TcpQueuePair[0];
+    private int seenConnectionDrops;
+    private boolean dead;
+
+    TcpNic(final TcpDevice device, final ServerSocketChannel server, final FabricContext context)
+    {
+        this.device = device;
+        this.server = server;
+        this.faults = context.faultInjection();
+        this.connectTimeoutNs = context.tcpConnectTimeoutNs();
+        this.seenConnectionDrops = faults.connectionDropCount();
+    }
+
+    @Override
+    public String roleName()
+    {
+        return "verbus-tcp-nic-" + device.attributes().name();
+    }
+
+    void addQueuePair(final TcpQueuePair qp)
+    {
+        offer(() ->
+        {
+            final TcpQueuePair[] updated = java.util.Arrays.copyOf(queuePairs, queuePairs.length + 1);
+            updated[queuePairs.length] = qp;
+            queuePairs = updated;
+        });
+    }
+
+    void removeQueuePair(final TcpQueuePair qp)
+    {
+        final CountDownLatch done = new CountDownLatch(1);
+        offer(() ->
+        {
+            closeConnection(qp.outbound);
+            closeConnection(qp.inbound);
+            final List<TcpQueuePair> kept = new ArrayList<>(List.of(queuePairs));
+            kept.remove(qp);
+            queuePairs = kept.toArray(new TcpQueuePair[0]);
+            done.countDown();
+        });
+        try
+        {
+            done.await(2, TimeUnit.SECONDS);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    void requestDial(final TcpQueuePair qp)
+    {
+        qp.dialStartedNs = System.nanoTime();
+        offer(() -> dial(qp));
+    }
+
+    private void offer(final Runnable command)
+    {
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (!commands.offer(command))
+        {
+            if (System.nanoTime() > deadlineNs)
+            {
+                throw new IllegalStateException("tcp NIC command queue full for 2 s: is the NIC thread stuck?");
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * Close a connection once its pending bytes (a final NAK) had one chance to go out.
+     */
+    void closeAfterFlush(final TcpConnection connection)
+    {
+        if (null != connection && !connection.isClosed())
+        {
+            toClose.add(connection);
+        }
+    }
+
+    @Override
+    public int doWork()
+    {
+        int work = commands.drain(runCommand);
+        if (dead)
+        {
+            return work;
+        }
+        if (faults.isKilled())
+        {
+            die();
+            return 1;
+        }
+        final int drops = faults.connectionDropCount();
+        if (drops != seenConnectionDrops)
+        {
+            seenConnectionDrops = drops;
+            for (final TcpConnection connection : new ArrayList<>(connections))
+            {
+                lose(connection);
+            }
+        }
+
+        final long nowNs = System.nanoTime();
+        work += accept(nowNs);
+        for (int i = 0; i < connections.size(); i++)
+        {
+            work += service(connections.get(i), nowNs);
+        }
+        for (final TcpQueuePair qp : queuePairs)
+        {
+            try
+            {
+                work += qp.duty(nowNs, connectTimeoutNs);
+            }
+            catch (final IOException ex)
+            {
+                lose(qp.outbound);
+            }
+        }
+        for (int i = 0; i < connections.size(); i++)
+        {
+            final TcpConnection connection = connections.get(i);
+            if (connection.connected && connection.hasPendingWrites())
+            {
+                try
+                {
+                    connection.flush();
+                }
+                catch (final IOException ex)
+                {
+                    lose(connection);
+                }
+            }
+        }
+        if (!toClose.isEmpty())
+        {
+            for (final TcpConnection connection : toClose)
+            {
+                closeConnection(connection);
+            }
+            toClose.clear();
+        }
+        connections.removeIf(TcpConnection::isClosed);
+        return work;
+    }
+
+    private int accept(final long nowNs)
+    {
+        int work = 0;
+        try
+        {
+            SocketChannel channel;
+            while (null != (channel = server.accept()))
+            {
+                channel.configureBlocking(false);
+                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                final TcpConnection connection = new TcpConnection(channel, false, nowNs);
+                connection.connected = true;
+                connections.add(connection);
+                work++;
+            }
+        }
+        catch (final IOException ex)
+        {
+            // A failed accept leaves the listener usable; the dialer times out and its QP errs.
+        }
+        return work;
+    }
+
+    private void dial(final TcpQueuePair qp)
+    {
+        if (dead || qp.isClosed())
+        {
+            return;
+        }
+        try
+        {
+            final SocketChannel channel = SocketChannel.open();
+            channel.configureBlocking(false);
+            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            final TcpConnection connection = new TcpConnection(channel, true, System.nanoTime());
+            connection.queuePair = qp;
+            qp.outbound = connection;
+            connections.add(connection);
+            if (channel.connect(qp.remoteNic))
+            {
+                onConnected(connection);
+            }
+        }
+        catch (final IOException ex)
+        {
+            qp.headFailure = io.verbus.fabric.WorkCompletionStatus.RETRY_EXC_ERR;
+            qp.enterError();
+        }
+    }
+
+    private void onConnected(final TcpConnection connection) throws IOException
+    {
+        connection.connected = true;
+        final int offset = connection.reserve(TcpWire.HELLO_LENGTH);
+        final ByteBuffer out = connection.writeBuffer();
+        out.putInt(offset + TcpWire.HELLO_MAGIC_OFFSET, TcpWire.MAGIC);
+        out.putInt(offset + TcpWire.HELLO_VERSION_OFFSET, TcpWire.VERSION);
+        out.putInt(offset + TcpWire.HELLO_TARGET_QPN_OFFSET, connection.queuePair.remoteConnectionInfo().qpNumber());
+        out.putInt(offset + TcpWire.HELLO_SOURCE_QPN_OFFSET, connection.queuePair.qpNumber());
+        connection.helloDone = true;
+        connection.flush();
+    }
+
+    private int service(final TcpConnection connection, final long nowNs)
+    {
+        if (connection.isClosed())
+        {
+            return 0;
+        }
+        try
+        {
+            if (!connection.connected)
+            {
+                if (connection.channel.finishConnect())
+                {
+                    onConnected(connection);
+                    return 1;
+                }
+                return 0;
+            }
+            final int read = connection.read();
+            if (read < 0)
+            {
+                lose(connection);
+                return 1;
+            }
+            return processFrames(connection, nowNs) + (read > 0 ? 1 : 0);
+        }
+        catch (final IOException ex)
+        {
+            lose(connection);
+            return 1;
+        }
+    }
+
+    private int processFrames(final TcpConnection connection, final long nowNs) throws IOException
+    {
+        final ByteBuffer in = connection.startReading();
+        int work = 0;
+        try
+        {
+            if (!connection.dialed && !connection.helloDone)
+            {
+                if (in.remaining() < TcpWire.HELLO_LENGTH)
+                {
+                    return 0;
+                }
+                final int start = in.position();
+                if (in.getInt(start + TcpWire.HELLO_MAGIC_OFFSET) != TcpWire.MAGIC ||
+                    in.getInt(start + TcpWire.HELLO_VERSION_OFFSET) != TcpWire.VERSION)
+                {
+                    closeConnection(connection);
+                    return 1;
+                }
+                final TcpQueuePair qp = find(in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET));
+                final int sourceQpn = in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET);
+                if (null == qp || (null != qp.remoteConnectionInfo() && qp.remoteConnectionInfo().qpNumber() != sourceQpn))
+                {
+                    closeConnection(connection);
+                    return 1;
+                }
+                in.position(start + TcpWire.HELLO_LENGTH);
+                if (null != qp.inbound && qp.inbound != connection)
+                {
+                    closeConnection(qp.inbound);
+                }
+                qp.inbound = connection;
+                connection.queuePair = qp;
+                connection.helloDone = true;
+                work++;
+            }
+
+            while (in.remaining() >= 8)
+            {
+                final int frame = in.position();
+                final int frameLength = in.getInt(frame + TcpWire.FRAME_LENGTH_OFFSET);
+                if (frameLength < TcpWire.RESPONSE_HEADER_LENGTH || frameLength > device.maxFrameLength())
+                {
+                    lose(connection);
+                    return work + 1;
+                }
+                if (in.remaining() < frameLength)
+                {
+                    connection.ensureReadCapacity(frameLength);
+                    break;
+                }
+                final TcpQueuePair qp = connection.queuePair;
+                final int outcome = connection.dialed ?
+                    qp.onResponse(connection, in, frame, nowNs) :
+                    qp.onRequest(connection, in, frame, nowNs);
+                if (outcome == TcpQueuePair.HOLD)
+                {
+                    break;
+                }
+                if (outcome == TcpQueuePair.DROP)
+                {
+                    lose(connection);
+                    return work + 1;
+                }
+                in.position(frame + frameLength);
+                work++;
+            }
+        }
+        finally
+        {
+            if (!connection.isClosed())
+            {
+                connection.doneReading();
+            }
+        }
+        return work;
+    }
+
+    private TcpQueuePair find(final int qpNumber)
+    {
+        for (final TcpQueuePair qp : queuePairs)
+        {
+            if (qp.qpNumber() == qpNumber && !qp.isClosed())
+            {
+                return qp;
+            }
+        }
+        return null;
+    }
+
+    private void lose(final TcpConnection connection)
+    {
+        if (null == connection || connection.isClosed())
+        {
+            return;
+        }
+        closeConnection(connection);
+        final TcpQueuePair qp = connection.queuePair;
+        if (null != qp && (qp.outbound == connection || qp.inbound == connection))
+        {
+            qp.onConnectionLost(connection);
+        }
+    }
+
+    private void closeConnection(final TcpConnection connection)
+    {
+        if (null != connection)
+        {
+            connection.close();
+        }
+    }
+
+    private void die()
+    {
+        dead = true;
+        for (final TcpConnection connection : connections)
+        {
+            connection.close();
+        }
+        connections.clear();
+        try
+        {
+            server.close();
+        }
+        catch (final IOException ignore)
+        {
+            // dying anyway
+        }
+    }
+
+    @Override
+    public void onClose()
+    {
+        for (final TcpConnection connection : connections)
+        {
+            connection.close();
+        }
+        connections.clear();
+        try
+        {
+            server.close();
+        }
+        catch (final IOException ignore)
+        {
+            // closing anyway
+        }
+    }
+
+    static InetSocketAddress bind(final ServerSocketChannel server, final java.net.InetAddress address)
+        throws IOException
+    {
+        server.bind(new InetSocketAddress(address, 0));
+        server.configureBlocking(false);
+        return (InetSocketAddress)server.getLocalAddress();
+    }
+}
