@@ -1,0 +1,176 @@
+package io.verbus.media.rdma;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.Locale;
+
+import io.verbus.fabric.Device;
+import io.verbus.fabric.Fabric;
+import io.verbus.fabric.FabricContext;
+import io.verbus.fabric.Fabrics;
+import io.verbus.fabric.ProtectionDomain;
+import io.verbus.fabric.QueuePairConnectionInfo;
+import io.verbus.media.rdma.protocol.QpInfoCodec;
+
+/**
+ * One opened fabric device and protection domain for one publication or subscription, plus pools of the
+ * memory it registers per connection, so that reconnects re-register (fresh regions and rkeys) without
+ * allocating new pinned memory each time.
+ * <p>
+ * Pools are used by control threads only and synchronised for the publisher's concurrent handshakes.
+ */
+final class FabricEndpoint implements AutoCloseable
+{
+    static final int SHM_PROVIDER_ID = 1;
+    static final int TCP_PROVIDER_ID = 2;
+    static final int VERBS_PROVIDER_ID = 3;
+
+    private final Fabric fabric;
+    private final Device device;
+    private final ProtectionDomain pd;
+    private final int providerId;
+    private final ArrayDeque<MemorySegment> freeRings = new ArrayDeque<>();
+    private boolean closed;
+
+    private FabricEndpoint(final Fabric fabric, final Device device, final ProtectionDomain pd)
+    {
+        this.fabric = fabric;
+        this.device = device;
+        this.pd = pd;
+        this.providerId = providerId(fabric.providerName());
+    }
+
+    static FabricEndpoint open(final String providerName, final FabricContext context)
+    {
+        final Fabric fabric = Fabrics.open(providerName, context);
+        Device device = null;
+        try
+        {
+            device = fabric.openDevice();
+            return new FabricEndpoint(fabric, device, device.allocateProtectionDomain());
+        }
+        catch (final RuntimeException ex)
+        {
+            if (null != device)
+            {
+                device.close();
+            }
+            fabric.close();
+            throw ex;
+        }
+    }
+
+    static String providerName(final RdmaChannelParams.Provider provider)
+    {
+        return provider.name().toLowerCase(Locale.ROOT);
+    }
+
+    static int providerId(final String providerName)
+    {
+        return switch (providerName)
+        {
+            case "shm" -> SHM_PROVIDER_ID;
+            case "tcp" -> TCP_PROVIDER_ID;
+            case "verbs" -> VERBS_PROVIDER_ID;
+            default -> throw new IllegalArgumentException("unknown fabric provider '" + providerName + "'");
+        };
+    }
+
+    static String providerName(final int providerId)
+    {
+        return switch (providerId)
+        {
+            case SHM_PROVIDER_ID -> "shm";
+            case TCP_PROVIDER_ID -> "tcp";
+            case VERBS_PROVIDER_ID -> "verbs";
+            default -> throw new IllegalArgumentException("unknown fabric provider id " + providerId);
+        };
+    }
+
+    /** 0 = any provider, else the id the channel insists on. */
+    static int requiredProviderId(final RdmaChannelParams.Provider provider)
+    {
+        return RdmaChannelParams.Provider.AUTO == provider ? 0 : providerId(providerName(provider));
+    }
+
+    Device device()
+    {
+        return device;
+    }
+
+    ProtectionDomain pd()
+    {
+        return pd;
+    }
+
+    int providerId()
+    {
+        return providerId;
+    }
+
+    String providerName()
+    {
+        return fabric.providerName();
+    }
+
+    /** A ring of the given length: a pooled one (zeroed again) or new device memory (hugepages when possible). */
+    synchronized MemorySegment acquireRing(final long length)
+    {
+        for (final MemorySegment segment : freeRings)
+        {
+            if (segment.byteSize() == length)
+            {
+                freeRings.remove(segment);
+                segment.fill((byte)0);
+                return segment;
+            }
+        }
+        return device.allocateMemory(length);
+    }
+
+    /** Return a ring once nothing can read it any more (after the image's linger). */
+    synchronized void releaseRing(final MemorySegment segment)
+    {
+        if (!closed)
+        {
+            freeRings.addLast(segment);
+        }
+    }
+
+    static QueuePairConnectionInfo toConnectionInfo(final QpInfoCodec.QpInfo info)
+    {
+        return new QueuePairConnectionInfo(info.qpn, info.psn, info.lid, info.gid, info.pathMtu);
+    }
+
+    static QpInfoCodec.QpInfo toQpInfo(final QueuePairConnectionInfo info, final int maxInline)
+    {
+        final QpInfoCodec.QpInfo qpInfo = new QpInfoCodec.QpInfo();
+        qpInfo.qpn = info.qpNumber();
+        qpInfo.psn = info.psn();
+        qpInfo.lid = info.lid();
+        qpInfo.pathMtu = info.mtuBytes();
+        qpInfo.maxInline = Math.min(maxInline, QpInfoCodec.MAX_INLINE_LIMIT);
+        System.arraycopy(info.gid(), 0, qpInfo.gid, 0, QpInfoCodec.GID_LENGTH);
+        qpInfo.addressLength = 0;
+        return qpInfo;
+    }
+
+    public synchronized void close()
+    {
+        if (!closed)
+        {
+            closed = true;
+            freeRings.clear();
+            try
+            {
+                pd.close();
+            }
+            catch (final RuntimeException ignore)
+            {
+                // the device close below frees whatever the PD still holds
+            }
+            device.close();
+            fabric.close();
+        }
+    }
+}

@@ -1,0 +1,137 @@
+package io.verbus.media.rdma;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+
+import io.verbus.fabric.CompletionQueue;
+import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.QueuePair;
+import io.verbus.media.rdma.protocol.SlotLayout;
+import io.verbus.media.rdma.protocol.SocketMessageTransport;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.ReadablePosition;
+
+/**
+ * The subscriber's state for one connection to a publisher: the registered ring (three term partitions) and
+ * position block the publisher WRITEs into, the QP, the publisher's status slot, and the image's bound.
+ * <p>
+ * The publisher writes the position block; the receiver validates it (consistent, monotonic, aligned, within
+ * two terms of what the image consumed) and only then publishes it to the image as the bound, which lives in
+ * memory the remote side cannot write. Cross-thread handover as in {@link SubscriberConnection}.
+ */
+final class ImageConnection
+{
+    final long imageId;
+    final String name;
+    final int sessionId;
+    final int streamId;
+    final int initialTermId;
+    final int termLength;
+    final long joinPosition;
+    final FabricEndpoint endpoint;
+    final MemorySegment ring;
+    final MemoryRegion ringRegion;
+    final int positionBlockIndex;
+    final MemoryRegion positionRegion;
+    final UnsafeBuffer positionBlock;
+    final MemoryRegion sourceRegion;
+    final UnsafeBuffer sourceBlocks;
+    final int sourceBlockCount;
+    final QueuePair qp;
+    final CompletionQueue cq;
+    final long statusAddress;
+    final int statusRkey;
+    final boolean statusInline;
+    final int sendQueueDepth;
+    final UnsafeBuffer[] termBuffers = new UnsafeBuffer[3];
+    final UnsafeBuffer bound;
+    final String sourceIdentity;
+    final RdmaCounters.Connection counters;
+    final SocketMessageTransport transport;
+
+    volatile boolean closeRequested;
+    volatile String closeReason;
+    volatile boolean retired;
+
+    // owner-only
+    ReadablePosition subscriberPosition;
+    boolean announced;
+    long boundValue;
+    long lastPublisherTimestamp;
+    long lastHeardNs;
+    long lastConsumedSent = -1;
+    long lastStatusWriteNs;
+    long wrsPosted;
+    long wrsCompleted;
+    long lastSignaledSeq;
+    long bytesPosted;
+    long inlineWrs;
+    long signaledWrs;
+    long completionErrors;
+
+    ImageConnection(
+        final long imageId,
+        final String name,
+        final int sessionId,
+        final int streamId,
+        final int initialTermId,
+        final int termLength,
+        final long joinPosition,
+        final FabricEndpoint endpoint,
+        final MemorySegment ring,
+        final MemoryRegion ringRegion,
+        final int positionBlockIndex,
+        final MemoryRegion positionRegion,
+        final MemoryRegion sourceRegion,
+        final QueuePair qp,
+        final CompletionQueue cq,
+        final long statusAddress,
+        final int statusRkey,
+        final String sourceIdentity,
+        final RdmaCounters.Connection counters,
+        final SocketMessageTransport transport)
+    {
+        this.imageId = imageId;
+        this.name = name;
+        this.sessionId = sessionId;
+        this.streamId = streamId;
+        this.initialTermId = initialTermId;
+        this.termLength = termLength;
+        this.joinPosition = joinPosition;
+        this.endpoint = endpoint;
+        this.ring = ring;
+        this.ringRegion = ringRegion;
+        this.positionBlockIndex = positionBlockIndex;
+        this.positionRegion = positionRegion;
+        this.positionBlock = new UnsafeBuffer(positionRegion.address(), (int)positionRegion.length());
+        this.sourceRegion = sourceRegion;
+        this.sourceBlocks = new UnsafeBuffer(sourceRegion.address(), (int)sourceRegion.length());
+        this.sourceBlockCount = (int)(sourceRegion.length() / SlotLayout.BLOCK_LENGTH);
+        this.qp = qp;
+        this.cq = cq;
+        this.statusAddress = statusAddress;
+        this.statusRkey = statusRkey;
+        this.statusInline = qp.maxInlineData() >= SlotLayout.WRITE_LENGTH;
+        this.sendQueueDepth = qp.maxSendWorkRequests();
+        final long base = ring.address();
+        for (int i = 0; i < 3; i++)
+        {
+            termBuffers[i] = new UnsafeBuffer(base + (long)i * termLength, termLength);
+        }
+        bound = new UnsafeBuffer(ByteBuffer.allocateDirect(SlotLayout.BLOCK_LENGTH));
+        bound.putLongRelease(0, joinPosition);
+        this.boundValue = joinPosition;
+        this.sourceIdentity = sourceIdentity;
+        this.counters = counters;
+        this.transport = transport;
+    }
+
+    void requestClose(final String reason)
+    {
+        if (null == closeReason)
+        {
+            closeReason = reason;
+        }
+        closeRequested = true;
+    }
+}

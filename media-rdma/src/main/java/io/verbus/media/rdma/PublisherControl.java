@@ -1,0 +1,414 @@
+package io.verbus.media.rdma;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.verbus.fabric.AccessFlags;
+import io.verbus.fabric.CompletionQueue;
+import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.QueuePair;
+import io.verbus.fabric.QueuePairConfig;
+import io.verbus.media.MediaContext;
+import io.verbus.media.PublicationLog;
+import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
+import io.verbus.media.rdma.protocol.HandshakeException;
+import io.verbus.media.rdma.protocol.PublisherHandshake;
+import io.verbus.media.rdma.protocol.SlotLayout;
+import io.verbus.media.rdma.protocol.SocketMessageTransport;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersManager;
+
+/**
+ * The publication's control endpoint: listens on the channel's endpoint, runs one handshake per incoming
+ * connection (each on a virtual thread), registers what an authenticated subscriber needs, hands the connection
+ * to the sender, watches the control socket, and releases everything once the sender has let the connection go.
+ */
+final class PublisherControl implements AutoCloseable
+{
+    static final System.Logger LOGGER = System.getLogger("io.verbus.media.rdma");
+    private static final long JOIN_WAIT_SLEEP_MS = 1;
+
+    private final RdmaChannelParams params;
+    private final PublicationLog log;
+    private final FabricEndpoint endpoint;
+    private final byte[] secret;
+    private final ManyToOneConcurrentArrayQueue<SubscriberConnection> newConnections;
+    private final CountersManager countersManager;
+    private final ServerSocket serverSocket;
+    private final Thread acceptThread;
+    private final BlockPool statusSlots;
+    private final BlockPool sourceBlocks;
+    private final String name;
+    private final long stepTimeoutMs;
+    private final AtomicCounter portCounter;
+    private final AtomicCounter rejectedCounter;
+    private final AtomicLong rejected = new AtomicLong();
+    private final AtomicLong connectionIds = new AtomicLong();
+    private final AtomicInteger liveRegions = new AtomicInteger();
+    private final AtomicInteger liveQueuePairs = new AtomicInteger();
+    private final Set<Thread> handlers = ConcurrentHashMap.newKeySet();
+    private volatile boolean running = true;
+
+    PublisherControl(
+        final MediaContext context,
+        final RdmaChannelParams params,
+        final PublicationLog log,
+        final FabricEndpoint endpoint,
+        final byte[] secret,
+        final ManyToOneConcurrentArrayQueue<SubscriberConnection> newConnections,
+        final int maxSubscribers)
+    {
+        this.params = params;
+        this.log = log;
+        this.endpoint = endpoint;
+        this.secret = secret.clone();
+        this.newConnections = newConnections;
+        this.countersManager = context.countersManager();
+        this.name = "stream=" + log.streamId() + " session=" + log.sessionId();
+        this.stepTimeoutMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(params.timeoutNs()));
+        // Registered once per publication: every subscriber gets its own slot, registered alone.
+        final MemorySegment slots = endpoint.device().allocateMemory((long)maxSubscribers * SlotLayout.BLOCK_LENGTH);
+        statusSlots = new BlockPool(slots, SlotLayout.BLOCK_LENGTH);
+        final int sourceLength = params.queueDepth() * SlotLayout.BLOCK_LENGTH;
+        sourceBlocks = new BlockPool(endpoint.device().allocateMemory((long)maxSubscribers * sourceLength),
+            sourceLength);
+        try
+        {
+            serverSocket = new ServerSocket();
+            serverSocket.setReuseAddress(true);
+            serverSocket.bind(new InetSocketAddress(params.endpointHost(), params.endpointPort()), 64);
+            serverSocket.setSoTimeout(100);
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException("rdma publication " + name + ": cannot listen on " +
+                params.endpointHost() + ":" + params.endpointPort() + " (endpoint): " + ex.getMessage(), ex);
+        }
+        portCounter = RdmaCounters.allocate(countersManager, RdmaCounters.CONTROL_PORT_TYPE_ID,
+            "rdma control port: " + name + " " + params.endpointHost());
+        RdmaCounters.set(portCounter, serverSocket.getLocalPort());
+        rejectedCounter = RdmaCounters.allocate(countersManager, RdmaCounters.HANDSHAKES_REJECTED_TYPE_ID,
+            "rdma handshakes rejected: " + name);
+        acceptThread = Thread.ofPlatform().daemon().name("verbus-rdma-pub-" + log.streamId() + "-" + port())
+            .unstarted(this::acceptLoop);
+        acceptThread.start();
+    }
+
+    int port()
+    {
+        return serverSocket.getLocalPort();
+    }
+
+    int registeredRegionCount()
+    {
+        return liveRegions.get();
+    }
+
+    int queuePairCount()
+    {
+        return liveQueuePairs.get();
+    }
+
+    long rejectedHandshakes()
+    {
+        return rejected.get();
+    }
+
+    private void acceptLoop()
+    {
+        while (running)
+        {
+            try
+            {
+                final Socket socket = serverSocket.accept();
+                final Thread handler = Thread.ofVirtual().name("verbus-rdma-handshake-" + log.streamId())
+                    .unstarted(() -> handle(socket));
+                handlers.add(handler);
+                handler.start();
+            }
+            catch (final SocketTimeoutException ignore)
+            {
+                // check running
+            }
+            catch (final IOException ex)
+            {
+                if (running)
+                {
+                    LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": accept failed: " + ex);
+                }
+            }
+        }
+    }
+
+    private void handle(final Socket socket)
+    {
+        SocketMessageTransport transport = null;
+        SubscriberConnection connection = null;
+        try
+        {
+            transport = new SocketMessageTransport(socket);
+            final SocketMessageTransport t = transport;
+            final PublisherHandshake handshake = new PublisherHandshake(
+                new HandshakeAuthenticator(secret),
+                new PublisherHandshake.Shape(log.sessionId(), log.streamId(), log.initialTermId(), log.termLength(),
+                    io.aeron.logbuffer.LogBufferDescriptor.mtuLength(log.logBuffers().metaDataBuffer()),
+                    endpoint.providerId()),
+                stepTimeoutMs);
+            final PublisherHandshake.Admission admission = handshake.run(transport, new PublisherHandshake.Resources()
+            {
+                public PublisherHandshake.Admission admit(final PublisherHandshake.SubscriberOffer offer)
+                    throws HandshakeException
+                {
+                    return PublisherControl.this.admit(offer, t);
+                }
+
+                public void release(final PublisherHandshake.Admission admission)
+                {
+                    final SubscriberConnection c = (SubscriberConnection)admission.attachment();
+                    c.requestClose("handshake failed after admission");
+                    awaitRetiredThenFree(c);
+                }
+            });
+            connection = (SubscriberConnection)admission.attachment();
+            connection.ready = true;
+            LOGGER.log(System.Logger.Level.INFO, "rdma publication " + name + ": subscriber " + connection.name +
+                " connected at position " + connection.joinPosition + " over " + endpoint.providerName());
+            while (running && !connection.retired && !connection.closeRequested)
+            {
+                if (transport.awaitEnd(50))
+                {
+                    connection.requestClose("control connection closed by the subscriber");
+                }
+            }
+            awaitRetiredThenFree(connection);
+        }
+        catch (final HandshakeException ex)
+        {
+            rejected.incrementAndGet();
+            RdmaCounters.set(rejectedCounter, rejected.get());
+            LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": rejected handshake from " +
+                (null == transport ? socket.getRemoteSocketAddress() : transport.peer()) + ": " + ex.getMessage() +
+                "; nothing registered for it");
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": control connection from " +
+                socket.getRemoteSocketAddress() + " failed: " + ex);
+            if (null != connection)
+            {
+                connection.requestClose("control failure: " + ex);
+                awaitRetiredThenFree(connection);
+            }
+        }
+        finally
+        {
+            if (null != transport)
+            {
+                transport.close();
+            }
+            else
+            {
+                try
+                {
+                    socket.close();
+                }
+                catch (final IOException ignore)
+                {
+                }
+            }
+            handlers.remove(Thread.currentThread());
+        }
+    }
+
+    private PublisherHandshake.Admission admit(
+        final PublisherHandshake.SubscriberOffer offer, final SocketMessageTransport transport)
+        throws HandshakeException
+    {
+        if (!running)
+        {
+            throw new HandshakeException(HandshakeException.Reason.RESOURCES, "publication closing");
+        }
+        final int slot = statusSlots.acquire();
+        MemoryRegion statusRegion = null;
+        MemoryRegion sourceRegion = null;
+        CompletionQueue cq = null;
+        QueuePair qp = null;
+        RdmaCounters.Connection counters = null;
+        try
+        {
+            // REMOTE_WRITE only (verbs requires LOCAL_WRITE with it); just this subscriber's slot.
+            statusRegion = endpoint.pd().registerMemory(statusSlots.block(slot),
+                AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            liveRegions.incrementAndGet();
+            sourceRegion = endpoint.pd().registerMemory(sourceBlocks.block(slot), 0);
+            liveRegions.incrementAndGet();
+            final var attributes = endpoint.device().attributes();
+            cq = endpoint.device().createCompletionQueue(
+                Math.min(attributes.maxCompletionQueueEntries(), params.queueDepth() + 16));
+            final int inlineRequest = Math.min(Math.max(params.inlineLength(), SlotLayout.WRITE_LENGTH),
+                attributes.maxInlineData());
+            qp = endpoint.pd().createQueuePair(new QueuePairConfig()
+                .completionQueue(cq)
+                .maxSendWorkRequests(Math.min(params.queueDepth(), attributes.maxQueuePairWorkRequests()))
+                .maxReceiveWorkRequests(1)
+                .maxInlineData(inlineRequest)
+                .retryTimeoutNs(params.timeoutNs()));
+            liveQueuePairs.incrementAndGet();
+            qp.connect(FabricEndpoint.toConnectionInfo(offer.qp()));
+
+            final long id = connectionIds.incrementAndGet();
+            final String connectionName = name + " subscriber=" + id + " peer=" + offer.peer();
+            counters = new RdmaCounters.Connection(countersManager, connectionName);
+            final int inlineLimit = Math.min(params.inlineLength(), qp.maxInlineData());
+            final SubscriberConnection connection = new SubscriberConnection(id, connectionName, qp, cq,
+                statusRegion, slot, sourceRegion, offer.ringAddress(), offer.ringRkey(), offer.counterAddress(),
+                offer.counterRkey(), offer.hasGroupTag(), offer.groupTag(), inlineLimit, counters, transport);
+            if (!newConnections.offer(connection))
+            {
+                throw new HandshakeException(HandshakeException.Reason.RESOURCES, "sender queue full");
+            }
+            final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(stepTimeoutMs);
+            while (connection.joinPosition < 0)
+            {
+                if (System.nanoTime() > deadlineNs || !running)
+                {
+                    connection.requestClose("sender did not take the connection");
+                    // The sender may still drain it later; it then sees the close and retires it.
+                    throw new HandshakeException(HandshakeException.Reason.RESOURCES,
+                        "the publication's sender did not take the subscriber within " + stepTimeoutMs + " ms");
+                }
+                sleep(JOIN_WAIT_SLEEP_MS);
+            }
+            return new PublisherHandshake.Admission(statusRegion.address(), statusRegion.rkey(),
+                connection.joinPosition, FabricEndpoint.toQpInfo(qp.localConnectionInfo(), qp.maxInlineData()),
+                connection);
+        }
+        catch (final HandshakeException ex)
+        {
+            if (null == counters)
+            {
+                freeParts(slot, statusRegion, sourceRegion, cq, qp, null);
+            }
+            // else: the connection was queued; the sender retires it and the handler frees it afterwards
+            throw ex;
+        }
+        catch (final RuntimeException ex)
+        {
+            freeParts(slot, statusRegion, sourceRegion, cq, qp, counters);
+            throw new HandshakeException(HandshakeException.Reason.RESOURCES,
+                "cannot set up the connection: " + ex.getMessage(), ex);
+        }
+    }
+
+    private void awaitRetiredThenFree(final SubscriberConnection connection)
+    {
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!connection.retired && System.nanoTime() < deadlineNs)
+        {
+            sleep(1);
+        }
+        if (!connection.retired)
+        {
+            // the owner stopped running (sender gone without close); nothing can use it any more
+            connection.retired = true;
+        }
+        LOGGER.log(System.Logger.Level.INFO, "rdma publication " + name + ": subscriber " + connection.name +
+            " disconnected: " + connection.closeReason);
+        freeParts(connection.statusSlotIndex, connection.statusRegion, connection.sourceRegion, connection.cq,
+            connection.qp, connection.counters);
+    }
+
+    private void freeParts(
+        final int slot,
+        final MemoryRegion statusRegion,
+        final MemoryRegion sourceRegion,
+        final CompletionQueue cq,
+        final QueuePair qp,
+        final RdmaCounters.Connection counters)
+    {
+        if (null != qp)
+        {
+            qp.close();
+            liveQueuePairs.decrementAndGet();
+        }
+        if (null != cq)
+        {
+            cq.close();
+        }
+        if (null != statusRegion)
+        {
+            statusRegion.deregister();
+            liveRegions.decrementAndGet();
+        }
+        if (null != sourceRegion)
+        {
+            sourceRegion.deregister();
+            liveRegions.decrementAndGet();
+        }
+        statusSlots.release(slot);
+        if (null != counters)
+        {
+            counters.close();
+        }
+    }
+
+    /** Called by the owner once it no longer touches the connection; wakes the handler blocked on the socket. */
+    void onRetired(final SubscriberConnection connection)
+    {
+        connection.transport.close();
+    }
+
+    void stopAccepting()
+    {
+        running = false;
+        try
+        {
+            serverSocket.close();
+        }
+        catch (final IOException ignore)
+        {
+        }
+    }
+
+    public void close()
+    {
+        stopAccepting();
+        try
+        {
+            acceptThread.join(TimeUnit.SECONDS.toMillis(5));
+            for (final Thread handler : handlers.toArray(new Thread[0]))
+            {
+                handler.join(TimeUnit.SECONDS.toMillis(15));
+            }
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        RdmaCounters.free(countersManager, portCounter);
+        RdmaCounters.free(countersManager, rejectedCounter);
+    }
+
+    private static void sleep(final long ms)
+    {
+        try
+        {
+            Thread.sleep(ms);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

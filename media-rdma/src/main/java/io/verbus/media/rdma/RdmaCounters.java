@@ -1,0 +1,105 @@
+package io.verbus.media.rdma;
+
+import io.verbus.counters.CounterTypes;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersManager;
+
+/**
+ * The rdma media's counter types (in bus-core's reserved range) and their allocation. The counters manager is
+ * shared with the driver and not thread-safe, so every allocation and free synchronises on it.
+ */
+public final class RdmaCounters
+{
+    public static final int BYTES_POSTED_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE;
+    public static final int WRS_POSTED_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 1;
+    public static final int INLINE_WRS_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 2;
+    public static final int SIGNALED_WRS_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 3;
+    public static final int COMPLETION_ERRORS_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 4;
+    /** Value: {@link io.verbus.fabric.QueuePairState} ordinal. */
+    public static final int QP_STATE_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 5;
+    /** Publisher side: bytes the subscriber has not consumed yet; subscriber side: bytes not polled yet. */
+    public static final int SUBSCRIBER_LAG_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 6;
+    /** The TCP port a publication's control endpoint listens on (useful with port 0). */
+    public static final int CONTROL_PORT_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 7;
+    /** Handshakes refused (bad proof, bad field, timeout) by a publication or subscription. */
+    public static final int HANDSHAKES_REJECTED_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 8;
+    /** Connections currently established by a publication or subscription. */
+    public static final int CONNECTIONS_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 9;
+    /** Torn or inconsistent position/status block reads (retried; a WRITE in progress). */
+    public static final int TORN_READS_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 10;
+
+    private RdmaCounters()
+    {
+    }
+
+    public static AtomicCounter allocate(final CountersManager manager, final int typeId, final String label)
+    {
+        if (null == manager)
+        {
+            return null;
+        }
+        synchronized (manager)
+        {
+            return manager.newCounter(label, typeId);
+        }
+    }
+
+    public static void free(final CountersManager manager, final AtomicCounter counter)
+    {
+        if (null != manager && null != counter)
+        {
+            synchronized (manager)
+            {
+                counter.close();
+            }
+        }
+    }
+
+    /** Write a value once per duty cycle; a missing (null) counter is a no-op so tests may run without any. */
+    public static void set(final AtomicCounter counter, final long value)
+    {
+        if (null != counter)
+        {
+            counter.setRelease(value);
+        }
+    }
+
+    /**
+     * The per-connection counters: bytes and WRs posted, inline and signaled WRs, completion errors, QP state,
+     * and subscriber lag.
+     */
+    public static final class Connection
+    {
+        public final AtomicCounter bytesPosted;
+        public final AtomicCounter wrsPosted;
+        public final AtomicCounter inlineWrs;
+        public final AtomicCounter signaledWrs;
+        public final AtomicCounter completionErrors;
+        public final AtomicCounter qpState;
+        public final AtomicCounter lag;
+        private final CountersManager manager;
+
+        public Connection(final CountersManager manager, final String name)
+        {
+            this.manager = manager;
+            bytesPosted = allocate(manager, BYTES_POSTED_TYPE_ID, "rdma bytes posted: " + name);
+            wrsPosted = allocate(manager, WRS_POSTED_TYPE_ID, "rdma WRs posted: " + name);
+            inlineWrs = allocate(manager, INLINE_WRS_TYPE_ID, "rdma inline WRs: " + name);
+            signaledWrs = allocate(manager, SIGNALED_WRS_TYPE_ID, "rdma signaled WRs: " + name);
+            completionErrors = allocate(manager, COMPLETION_ERRORS_TYPE_ID, "rdma completion errors: " + name);
+            qpState = allocate(manager, QP_STATE_TYPE_ID, "rdma QP state: " + name);
+            lag = allocate(manager, SUBSCRIBER_LAG_TYPE_ID, "rdma subscriber lag: " + name);
+        }
+
+        public void close()
+        {
+            free(manager, bytesPosted);
+            free(manager, wrsPosted);
+            free(manager, inlineWrs);
+            free(manager, signaledWrs);
+            free(manager, completionErrors);
+            free(manager, qpState);
+            free(manager, lag);
+        }
+    }
+}

@@ -1,0 +1,72 @@
+package io.verbus.media.rdma;
+
+import java.util.HashSet;
+import java.util.Set;
+
+import io.verbus.ChannelUri;
+import io.verbus.fabric.FabricContext;
+import io.verbus.fabric.FaultInjection;
+import io.verbus.media.ImageSink;
+import io.verbus.media.MediaContext;
+import io.verbus.media.MediaFactory;
+import io.verbus.media.MediaReceiver;
+import io.verbus.media.MediaSender;
+import io.verbus.media.PublicationLog;
+
+/**
+ * The {@code rdma} scheme: publications and subscriptions on {@code rdma:endpoint=host:port|...} channels,
+ * replicated by one-sided WRITEs over a fabric provider (verbs, shm or tcp).
+ */
+public final class RdmaMediaFactory implements MediaFactory
+{
+    public static final String SCHEME = "rdma";
+    /**
+     * Test-only: byte placement of every WRITE on the soft providers ({@code in_order}, {@code reverse},
+     * {@code shuffled}), so a cross-process test can run the protocol under reordering.
+     */
+    public static final String WRITE_PLACEMENT_PROP_NAME = "verbus.rdma.test.write.placement";
+
+    private static final Set<String> MEDIA_KEYS;
+
+    static
+    {
+        final Set<String> keys = new HashSet<>(RdmaChannelParams.SUPPORTED_KEYS);
+        keys.removeAll(ChannelUri.COMMON_KEYS);
+        MEDIA_KEYS = Set.copyOf(keys);
+    }
+
+    public String scheme()
+    {
+        return SCHEME;
+    }
+
+    public Set<String> supportedKeys()
+    {
+        return MEDIA_KEYS;
+    }
+
+    public MediaSender newSender(final MediaContext context, final ChannelUri uri, final PublicationLog log)
+    {
+        final RdmaChannelParams params = RdmaChannelParams.parse(uri.params());
+        return new RdmaSender(context, params, log, fabricContext(), RdmaSecret.resolve(params));
+    }
+
+    public MediaReceiver newReceiver(
+        final MediaContext context, final ChannelUri uri, final int streamId, final ImageSink images)
+    {
+        final RdmaChannelParams params = RdmaChannelParams.parse(uri.params());
+        return new RdmaReceiver(context, params, streamId, images, fabricContext(), RdmaSecret.resolve(params));
+    }
+
+    static FabricContext fabricContext()
+    {
+        final FabricContext context = new FabricContext();
+        final String placement = System.getProperty(WRITE_PLACEMENT_PROP_NAME);
+        if (null != placement && !placement.isBlank())
+        {
+            context.faultInjection(new FaultInjection().writePlacement(
+                FaultInjection.WritePlacement.valueOf(placement.trim().toUpperCase(java.util.Locale.ROOT))));
+        }
+        return context;
+    }
+}

@@ -1,0 +1,354 @@
+package io.verbus.media.rdma;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.aeron.logbuffer.FrameDescriptor;
+import io.verbus.fabric.FabricContext;
+import io.verbus.fabric.PostResult;
+import io.verbus.fabric.QueuePairState;
+import io.verbus.fabric.SendFlags;
+import io.verbus.fabric.WorkCompletion;
+import io.verbus.fabric.WorkCompletionStatus;
+import io.verbus.fabric.WorkRequestBatch;
+import io.verbus.media.ImageDescriptor;
+import io.verbus.media.ImageSink;
+import io.verbus.media.MediaContext;
+import io.verbus.media.MediaReceiver;
+import io.verbus.media.rdma.protocol.SlotLayout;
+import org.agrona.ErrorHandler;
+import org.agrona.collections.ArrayUtil;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersManager;
+
+/**
+ * The subscription side of an {@code rdma:} channel. Each duty cycle, per connected publisher: reap completions,
+ * read the position block the publisher WRITEs after the data, validate it and publish it to the image as the
+ * bound (the image reads nothing at or past it), and WRITE the image's consumed position plus a heartbeat
+ * timestamp into the publisher's status slot. A silent publisher, a QP error or a bad position makes the image
+ * unavailable at once; the control thread then reconnects with fresh regions.
+ * <p>
+ * Owned by the receiver agent. Allocates nothing and makes no system call on the data path.
+ */
+public final class RdmaReceiver implements MediaReceiver
+{
+    private static final long HOUSEKEEPING_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    private static final ImageConnection[] EMPTY = new ImageConnection[0];
+
+    private final RdmaChannelParams params;
+    private final int streamId;
+    private final ImageSink images;
+    private final NanoClock clock;
+    private final ErrorHandler errorHandler;
+    private final CountersManager countersManager;
+    private final OneToOneConcurrentArrayQueue<ImageConnection> newConnections =
+        new OneToOneConcurrentArrayQueue<>(16);
+    private final SubscriberControl control;
+    private final WorkRequestBatch batch = new WorkRequestBatch(1);
+    private final WorkCompletion[] completions = WorkCompletion.newArray(16);
+    private final long[] slotValues = new long[2];
+    private final AtomicCounter tornReads;
+    private final AtomicCounter connectionsCounter;
+    private ImageConnection[] connections = EMPTY;
+    private long lastHousekeepingNs;
+    private long tornReadCount;
+    private boolean closed;
+
+    public RdmaReceiver(
+        final MediaContext context,
+        final RdmaChannelParams params,
+        final int streamId,
+        final ImageSink images,
+        final FabricContext fabricContext,
+        final byte[] secret)
+    {
+        this.params = params;
+        this.streamId = streamId;
+        this.images = images;
+        this.clock = context.nanoClock();
+        this.errorHandler = context.errorHandler();
+        this.countersManager = context.countersManager();
+        final String name = "stream=" + streamId + " publisher=" + params.endpointHost() + ":" + params.endpointPort();
+        tornReads = RdmaCounters.allocate(countersManager, RdmaCounters.TORN_READS_TYPE_ID,
+            "rdma torn position reads: " + name);
+        connectionsCounter = RdmaCounters.allocate(countersManager, RdmaCounters.CONNECTIONS_TYPE_ID,
+            "rdma publishers: " + name);
+        control = new SubscriberControl(context, params, streamId, fabricContext, secret, newConnections,
+            new AtomicLong());
+        lastHousekeepingNs = clock.nanoTime();
+    }
+
+    /** @return publishers currently connected (owner thread view). */
+    public int connectionCount()
+    {
+        return connections.length;
+    }
+
+    /** @return regions registered right now (ring, position block, status source per connection). */
+    public int registeredRegionCount()
+    {
+        return control.registeredRegionCount();
+    }
+
+    /** @return QPs held right now. */
+    public int queuePairCount()
+    {
+        return control.queuePairCount();
+    }
+
+    /** @return handshakes that failed. */
+    public long rejectedHandshakes()
+    {
+        return control.rejectedHandshakes();
+    }
+
+    /** @return connections established since start. */
+    public long connectionsMade()
+    {
+        return control.connectionsMade();
+    }
+
+    public int doWork()
+    {
+        if (closed)
+        {
+            return 0;
+        }
+        int work = drainNewConnections();
+        final long nowNs = clock.nanoTime();
+        final ImageConnection[] connections = this.connections;
+        for (final ImageConnection connection : connections)
+        {
+            if (!connection.closeRequested)
+            {
+                work += pollCompletions(connection);
+                work += readPosition(connection, nowNs);
+                work += sendStatus(connection, nowNs);
+            }
+        }
+        if (nowNs - lastHousekeepingNs >= HOUSEKEEPING_INTERVAL_NS)
+        {
+            lastHousekeepingNs = nowNs;
+            work += housekeeping(nowNs);
+        }
+        return work;
+    }
+
+    private int drainNewConnections()
+    {
+        int work = 0;
+        ImageConnection connection;
+        while (null != (connection = newConnections.poll()))
+        {
+            work++;
+            connection.lastHeardNs = clock.nanoTime();
+            connections = ArrayUtil.add(connections, connection);
+            try
+            {
+                connection.subscriberPosition = images.onImageAvailable(new ImageDescriptor(
+                    connection.imageId, connection.sessionId, connection.streamId, connection.initialTermId,
+                    connection.termLength, connection.joinPosition, connection.termBuffers, connection.bound, 0,
+                    connection.sourceIdentity));
+                connection.announced = true;
+            }
+            catch (final RuntimeException ex)
+            {
+                errorHandler.onError(ex);
+                connection.requestClose("image refused: " + ex.getMessage());
+            }
+        }
+        return work;
+    }
+
+    private int pollCompletions(final ImageConnection connection)
+    {
+        final int count = connection.cq.poll(completions, completions.length);
+        for (int i = 0; i < count; i++)
+        {
+            final WorkCompletion completion = completions[i];
+            if (WorkCompletionStatus.SUCCESS == completion.status())
+            {
+                connection.wrsCompleted = Math.max(connection.wrsCompleted, completion.wrId());
+            }
+            else
+            {
+                connection.completionErrors++;
+                connection.requestClose("completion error " + completion.status());
+            }
+        }
+        return count;
+    }
+
+    private int readPosition(final ImageConnection connection, final long nowNs)
+    {
+        if (!SlotLayout.read(connection.positionBlock, 0, slotValues))
+        {
+            if (0 != connection.positionBlock.getLongVolatile(SlotLayout.CHECK_OFFSET))
+            {
+                tornReadCount++;
+            }
+            return 0;
+        }
+        final long position = slotValues[0];
+        final long timestamp = slotValues[1];
+        if (timestamp == connection.lastPublisherTimestamp && position == connection.boundValue)
+        {
+            return 0;
+        }
+        connection.lastPublisherTimestamp = timestamp;
+        connection.lastHeardNs = nowNs;
+        if (position != connection.boundValue)
+        {
+            final long consumed = null == connection.subscriberPosition ?
+                connection.joinPosition : connection.subscriberPosition.getVolatile();
+            if (position < connection.boundValue ||
+                position - consumed > 2L * connection.termLength ||
+                0 != (position & (FrameDescriptor.FRAME_ALIGNMENT - 1)))
+            {
+                errorHandler.onError(new IllegalStateException("rdma image " + connection.name +
+                    ": publisher wrote position " + position + " (bound " + connection.boundValue + ", consumed " +
+                    consumed + "): out of bounds, image closed"));
+                connection.requestClose("position " + position + " out of bounds");
+                return 1;
+            }
+            connection.boundValue = position;
+            connection.bound.putLongRelease(0, position);
+        }
+        return 1;
+    }
+
+    private int sendStatus(final ImageConnection connection, final long nowNs)
+    {
+        if (!connection.announced)
+        {
+            return 0;
+        }
+        final long consumed = connection.subscriberPosition.getVolatile();
+        if (consumed == connection.lastConsumedSent &&
+            nowNs - connection.lastStatusWriteNs < params.heartbeatIntervalNs())
+        {
+            return 0;
+        }
+        if (connection.wrsPosted - connection.wrsCompleted + 1 > connection.sendQueueDepth)
+        {
+            return 0;
+        }
+        final long seq = connection.wrsPosted + 1;
+        final boolean signal = seq - connection.lastSignaledSeq >= params.signalEvery();
+        int flags = signal ? SendFlags.SIGNALED : 0;
+        if (connection.statusInline)
+        {
+            flags |= SendFlags.INLINE;
+        }
+        final int offset = (int)(seq % connection.sourceBlockCount) * SlotLayout.BLOCK_LENGTH;
+        SlotLayout.encode(connection.sourceBlocks, offset, consumed, nowNs);
+        batch.clear();
+        batch.add().write(seq, connection.sourceRegion.address() + offset, SlotLayout.WRITE_LENGTH,
+            connection.sourceRegion.lkey(), connection.statusAddress, connection.statusRkey, flags);
+        final int result = connection.qp.postSend(batch);
+        if (PostResult.OK != result)
+        {
+            if (PostResult.SEND_QUEUE_FULL != result)
+            {
+                connection.requestClose("status post failed: " + PostResult.toString(result));
+            }
+            return 0;
+        }
+        connection.wrsPosted = seq;
+        if (signal)
+        {
+            connection.lastSignaledSeq = seq;
+            connection.signaledWrs++;
+        }
+        if (connection.statusInline)
+        {
+            connection.inlineWrs++;
+        }
+        connection.bytesPosted += SlotLayout.WRITE_LENGTH;
+        connection.lastConsumedSent = consumed;
+        connection.lastStatusWriteNs = nowNs;
+        return 1;
+    }
+
+    private int housekeeping(final long nowNs)
+    {
+        int work = 0;
+        for (final ImageConnection connection : connections)
+        {
+            if (!connection.closeRequested && nowNs - connection.lastHeardNs > params.timeoutNs())
+            {
+                connection.requestClose("no heartbeat from the publisher for " +
+                    TimeUnit.NANOSECONDS.toMillis(nowNs - connection.lastHeardNs) + " ms");
+            }
+            if (!connection.closeRequested)
+            {
+                final QueuePairState state = connection.qp.state();
+                RdmaCounters.set(connection.counters.qpState, state.ordinal());
+                if (QueuePairState.ERR == state)
+                {
+                    connection.requestClose("QP entered the error state");
+                }
+            }
+            RdmaCounters.set(connection.counters.bytesPosted, connection.bytesPosted);
+            RdmaCounters.set(connection.counters.wrsPosted, connection.wrsPosted);
+            RdmaCounters.set(connection.counters.inlineWrs, connection.inlineWrs);
+            RdmaCounters.set(connection.counters.signaledWrs, connection.signaledWrs);
+            RdmaCounters.set(connection.counters.completionErrors, connection.completionErrors);
+            if (connection.announced)
+            {
+                RdmaCounters.set(connection.counters.lag,
+                    connection.boundValue - connection.subscriberPosition.getVolatile());
+            }
+            if (connection.closeRequested)
+            {
+                retire(connection);
+                work++;
+            }
+        }
+        RdmaCounters.set(tornReads, tornReadCount);
+        RdmaCounters.set(connectionsCounter, connections.length);
+        return work;
+    }
+
+    private void retire(final ImageConnection connection)
+    {
+        connections = ArrayUtil.remove(connections, connection);
+        if (connection.announced)
+        {
+            connection.announced = false;
+            images.onImageUnavailable(connection.imageId);
+        }
+        connection.retired = true;
+        control.onRetired(connection);
+    }
+
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        for (final ImageConnection connection : connections)
+        {
+            connection.requestClose("subscription closed");
+            retire(connection);
+        }
+        ImageConnection pending;
+        while (null != (pending = newConnections.poll()))
+        {
+            pending.requestClose("subscription closed");
+            pending.retired = true;
+        }
+        control.close();
+        RdmaCounters.free(countersManager, tornReads);
+        RdmaCounters.free(countersManager, connectionsCounter);
+    }
+
+    int streamId()
+    {
+        return streamId;
+    }
+}

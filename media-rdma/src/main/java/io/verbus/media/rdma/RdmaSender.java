@@ -1,0 +1,534 @@
+package io.verbus.media.rdma;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
+
+import io.aeron.logbuffer.FrameDescriptor;
+import io.verbus.fabric.AccessFlags;
+import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.PostResult;
+import io.verbus.fabric.SendFlags;
+import io.verbus.fabric.WorkCompletion;
+import io.verbus.fabric.WorkCompletionStatus;
+import io.verbus.fabric.WorkRequestBatch;
+import io.verbus.media.MediaContext;
+import io.verbus.media.MediaSender;
+import io.verbus.media.PublicationLog;
+import io.verbus.media.rdma.protocol.SlotLayout;
+import org.agrona.BitUtil;
+import org.agrona.ErrorHandler;
+import org.agrona.collections.ArrayUtil;
+import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
+import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+
+/**
+ * The publication side of an {@code rdma:} channel. Each duty cycle it reaps completions, reads every
+ * subscriber's status slot, finds the committed frames of the log, and for each subscriber posts one chain:
+ * WRITE(s) of the new bytes into the subscriber's ring at the same offsets (INLINE when small) followed by a
+ * WRITE of the new position into its position block, with only every Nth WR signaled. It then sets the
+ * publisher limit by the flow-control strategy plus the window.
+ * <p>
+ * Owned by one thread (the sender agent, or the exclusive publication's writer in direct mode). Connection
+ * set-up and teardown run on the {@link PublisherControl} thread; they meet through a queue and a few volatile
+ * flags, so the data path takes no lock, makes no system call and allocates nothing.
+ */
+public final class RdmaSender implements MediaSender
+{
+    static final int MAX_SUBSCRIBERS = 64;
+    /** Data WRs one post may carry before the position WRITE (a post never crosses more than a few terms). */
+    static final int MAX_DATA_WRS_PER_POST = 6;
+    private static final long HOUSEKEEPING_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    private static final SubscriberConnection[] EMPTY = new SubscriberConnection[0];
+
+    private final PublicationLog log;
+    private final RdmaChannelParams params;
+    private final NanoClock clock;
+    private final ErrorHandler errorHandler;
+    private final FabricEndpoint endpoint;
+    private final MemoryRegion logRegion;
+    private final UnsafeBuffer[] termBuffers;
+    private final long logAddress;
+    private final int termLength;
+    private final int positionBitsToShift;
+    private final int windowLength;
+    private final long maxMessageLength;
+    private final ManyToOneConcurrentArrayQueue<SubscriberConnection> newConnections =
+        new ManyToOneConcurrentArrayQueue<>(MAX_SUBSCRIBERS);
+    private final WorkRequestBatch batch = new WorkRequestBatch(MAX_DATA_WRS_PER_POST + 1);
+    private final WorkCompletion[] completions = WorkCompletion.newArray(16);
+    private final long[] slotValues = new long[2];
+    private final org.agrona.concurrent.status.CountersManager countersManager;
+    private final PublisherControl control;
+    private final AtomicCounter tornReads;
+    private final AtomicCounter connectionsCounter;
+
+    private SubscriberConnection[] connections = EMPTY;
+    private long scanPosition;
+    private long lastLimit = -1;
+    private long lastHousekeepingNs;
+    private long tornReadCount;
+    private boolean wasConnected;
+    private boolean closed;
+
+    /**
+     * Open the fabric, register the log (as a WRITE source: no access rights) and start listening.
+     *
+     * @param context       the driver's services.
+     * @param params        the channel.
+     * @param log           the publication's log.
+     * @param fabricContext fabric configuration (fault injection in tests).
+     * @param secret        the shared secret for the handshake.
+     */
+    public RdmaSender(
+        final MediaContext context,
+        final RdmaChannelParams params,
+        final PublicationLog log,
+        final io.verbus.fabric.FabricContext fabricContext,
+        final byte[] secret)
+    {
+        this.log = log;
+        this.params = params;
+        this.clock = context.nanoClock();
+        this.errorHandler = context.errorHandler();
+        this.countersManager = context.countersManager();
+        this.termBuffers = log.logBuffers().termBuffers();
+        this.termLength = log.termLength();
+        this.positionBitsToShift = log.positionBitsToShift();
+        this.windowLength = params.windowLength(termLength);
+
+        final String providerName = RdmaChannelParams.Provider.AUTO == params.provider() ?
+            io.verbus.fabric.Fabrics.AUTO : FabricEndpoint.providerName(params.provider());
+        endpoint = FabricEndpoint.open(providerName, fabricContext);
+        try
+        {
+            maxMessageLength = Math.min(Integer.MAX_VALUE, endpoint.device().attributes().maxMessageLength());
+            final MemorySegment terms = log.logBuffers().segment().asSlice(0, 3L * termLength);
+            logRegion = endpoint.pd().registerMemory(terms, 0);
+            logAddress = logRegion.address();
+            final String name = "stream=" + log.streamId() + " session=" + log.sessionId();
+            tornReads = RdmaCounters.allocate(context.countersManager(), RdmaCounters.TORN_READS_TYPE_ID,
+                "rdma torn status reads: " + name);
+            connectionsCounter = RdmaCounters.allocate(context.countersManager(), RdmaCounters.CONNECTIONS_TYPE_ID,
+                "rdma subscribers: " + name);
+            control = new PublisherControl(context, params, log, endpoint, secret, newConnections, MAX_SUBSCRIBERS);
+        }
+        catch (final RuntimeException ex)
+        {
+            endpoint.close();
+            throw ex;
+        }
+        // The publication is NOT_CONNECTED with limit 0 until a subscriber is admitted: nothing is appended yet.
+        scanPosition = log.producerPosition();
+        lastHousekeepingNs = clock.nanoTime();
+    }
+
+    /** @return the TCP port the control endpoint listens on (useful with port 0). */
+    public int controlPort()
+    {
+        return control.port();
+    }
+
+    /** @return the provider in use (shm, tcp, verbs). */
+    public String providerName()
+    {
+        return endpoint.providerName();
+    }
+
+    /** @return subscribers currently admitted (owner thread view). */
+    public int subscriberCount()
+    {
+        return connections.length;
+    }
+
+    /** @return regions this sender holds registered right now: the log plus one status slot per subscriber. */
+    public int registeredRegionCount()
+    {
+        return (logRegion.isRegistered() ? 1 : 0) + control.registeredRegionCount();
+    }
+
+    /** @return QPs this sender holds right now. */
+    public int queuePairCount()
+    {
+        return control.queuePairCount();
+    }
+
+    /** @return handshakes this sender refused. */
+    public long rejectedHandshakes()
+    {
+        return control.rejectedHandshakes();
+    }
+
+    public boolean supportsDirectSend()
+    {
+        return true;
+    }
+
+    public int sendNow()
+    {
+        return doWork();
+    }
+
+    public int doWork()
+    {
+        if (closed)
+        {
+            return 0;
+        }
+        int work = drainNewConnections();
+        final long nowNs = clock.nanoTime();
+        final SubscriberConnection[] connections = this.connections;
+        for (final SubscriberConnection connection : connections)
+        {
+            work += pollCompletions(connection);
+            work += readStatus(connection, nowNs);
+        }
+        work += scan();
+        for (final SubscriberConnection connection : connections)
+        {
+            if (connection.ready && !connection.closeRequested)
+            {
+                work += send(connection, nowNs);
+            }
+        }
+        work += updateLimit();
+        if (nowNs - lastHousekeepingNs >= HOUSEKEEPING_INTERVAL_NS)
+        {
+            lastHousekeepingNs = nowNs;
+            work += housekeeping(nowNs);
+        }
+        return work;
+    }
+
+    private int drainNewConnections()
+    {
+        if (newConnections.isEmpty())
+        {
+            return 0;
+        }
+        int work = 0;
+        SubscriberConnection connection;
+        while (null != (connection = newConnections.poll()))
+        {
+            // A late joiner starts at the current committed position; it counts in flow control at once.
+            scan();
+            connection.sentPosition = scanPosition;
+            connection.consumedPosition = scanPosition;
+            connection.lastHeardNs = clock.nanoTime();
+            connection.lastPositionWriteNs = 0;
+            connections = ArrayUtil.add(connections, connection);
+            connection.joinPosition = scanPosition;
+            work++;
+        }
+        return work;
+    }
+
+    private int pollCompletions(final SubscriberConnection connection)
+    {
+        final int count = connection.cq.poll(completions, completions.length);
+        for (int i = 0; i < count; i++)
+        {
+            final WorkCompletion completion = completions[i];
+            if (WorkCompletionStatus.SUCCESS == completion.status())
+            {
+                connection.wrsCompleted = Math.max(connection.wrsCompleted, completion.wrId());
+            }
+            else
+            {
+                connection.completionErrors++;
+                // A QP error ends the connection at once: nothing more is posted to it.
+                connection.requestClose("completion error " + completion.status() + " on WR " + completion.wrId());
+            }
+        }
+        return count;
+    }
+
+    private int readStatus(final SubscriberConnection connection, final long nowNs)
+    {
+        if (!SlotLayout.read(connection.statusBlock, 0, slotValues))
+        {
+            if (0 != connection.statusBlock.getLongVolatile(SlotLayout.CHECK_OFFSET))
+            {
+                tornReadCount++;
+            }
+            return 0;
+        }
+        final long consumed = slotValues[0];
+        final long timestamp = slotValues[1];
+        if (timestamp == connection.lastStatusTimestamp && consumed == connection.consumedPosition)
+        {
+            return 0;
+        }
+        connection.lastStatusTimestamp = timestamp;
+        connection.lastHeardNs = nowNs;
+        if (consumed < connection.consumedPosition || consumed > connection.sentPosition)
+        {
+            connection.requestClose("status slot consumed position " + consumed + " outside [" +
+                connection.consumedPosition + ", " + connection.sentPosition + "]");
+            return 1;
+        }
+        connection.consumedPosition = consumed;
+        return 1;
+    }
+
+    /** Advance over the log's committed frames: a frame counts once its length is stored (acquire). */
+    private int scan()
+    {
+        final long producerPosition = log.producerPosition();
+        long position = scanPosition;
+        int frames = 0;
+        while (position < producerPosition)
+        {
+            final UnsafeBuffer term = termBuffers[(int)((position >>> positionBitsToShift) % 3)];
+            final int termOffset = (int)(position & (termLength - 1));
+            final int frameLength = term.getIntVolatile(termOffset);
+            if (frameLength <= 0)
+            {
+                break;
+            }
+            final int alignedLength = BitUtil.align(frameLength, FrameDescriptor.FRAME_ALIGNMENT);
+            if (alignedLength > termLength - termOffset)
+            {
+                errorHandler.onError(new IllegalStateException("rdma sender: frame of " + frameLength +
+                    " bytes at term offset " + termOffset + " overruns the term; stream " + log.streamId()));
+                break;
+            }
+            position += alignedLength;
+            frames++;
+        }
+        scanPosition = position;
+        return frames > 0 ? 1 : 0;
+    }
+
+    private int send(final SubscriberConnection connection, final long nowNs)
+    {
+        final long sent = connection.sentPosition;
+        final long target = scanPosition;
+        final boolean heartbeatDue = nowNs - connection.lastPositionWriteNs >= params.heartbeatIntervalNs();
+        if (sent >= target && !heartbeatDue)
+        {
+            return 0;
+        }
+
+        batch.clear();
+        long position = sent;
+        long bytes = 0;
+        int inline = 0;
+        while (position < target && batch.size() < MAX_DATA_WRS_PER_POST)
+        {
+            final int termOffset = (int)(position & (termLength - 1));
+            final int partition = (int)((position >>> positionBitsToShift) % 3);
+            final int length = (int)Math.min(Math.min(target - position, termLength - termOffset), maxMessageLength);
+            final long localOffset = (long)partition * termLength + termOffset;
+            int flags = 0;
+            if (length <= connection.inlineLimit)
+            {
+                flags |= SendFlags.INLINE;
+                inline++;
+            }
+            batch.add().write(0, logAddress + localOffset, length, logRegion.lkey(),
+                connection.ringAddress + localOffset, connection.ringRkey, flags);
+            position += length;
+            bytes += length;
+        }
+
+        final int wrCount = batch.size() + 1;
+        if (connection.wrsPosted - connection.wrsCompleted + wrCount > connection.sendQueueDepth)
+        {
+            return 0; // the send queue is full until the next signaled completion is reaped
+        }
+
+        final long positionWrSeq = connection.wrsPosted + wrCount;
+        final boolean signal = positionWrSeq - connection.lastSignaledSeq >= params.signalEvery();
+        int positionFlags = signal ? SendFlags.SIGNALED : 0;
+        if (connection.positionInline)
+        {
+            positionFlags |= SendFlags.INLINE;
+            inline++;
+        }
+        batch.add().write(positionWrSeq, sourceAddress(connection, positionWrSeq, position, nowNs),
+            SlotLayout.WRITE_LENGTH, connection.sourceRegion.lkey(), connection.counterAddress,
+            connection.counterRkey, positionFlags);
+        for (int i = 0; i < batch.size() - 1; i++)
+        {
+            batch.get(i).wrId(connection.wrsPosted + i + 1);
+        }
+
+        final int result = connection.qp.postSend(batch);
+        if (PostResult.OK != result)
+        {
+            if (PostResult.SEND_QUEUE_FULL == result)
+            {
+                return 0;
+            }
+            connection.requestClose("post failed: " + PostResult.toString(result) + " (QP " + connection.qp.state() +
+                ")");
+            return 1;
+        }
+        connection.wrsPosted = positionWrSeq;
+        if (signal)
+        {
+            connection.lastSignaledSeq = positionWrSeq;
+            connection.signaledWrs++;
+        }
+        connection.sentPosition = position;
+        connection.lastPositionWriteNs = nowNs;
+        connection.bytesPosted += bytes;
+        connection.inlineWrs += inline;
+        return 1;
+    }
+
+    /**
+     * Where the position WRITE reads its 24 bytes: one source block per send-queue slot, so a block is reused
+     * only after the WR that read it has been reaped (the device reads a non-inline source at execution time).
+     */
+    private long sourceAddress(final SubscriberConnection connection, final long seq, final long position,
+        final long nowNs)
+    {
+        final int offset = (int)(seq % connection.sourceBlockCount) * SlotLayout.BLOCK_LENGTH;
+        SlotLayout.encode(connection.sourceBlocks, offset, position, nowNs);
+        return connection.sourceRegion.address() + offset;
+    }
+
+    private int updateLimit()
+    {
+        final SubscriberConnection[] connections = this.connections;
+        long minAll = Long.MAX_VALUE;
+        long minTagged = Long.MAX_VALUE;
+        long max = Long.MIN_VALUE;
+        boolean anyReady = false;
+        for (final SubscriberConnection connection : connections)
+        {
+            if (connection.closeRequested)
+            {
+                continue;
+            }
+            final long consumed = connection.consumedPosition;
+            minAll = Math.min(minAll, consumed);
+            max = Math.max(max, consumed);
+            if (connection.hasGroupTag && connection.groupTag == params.groupTag())
+            {
+                minTagged = Math.min(minTagged, consumed);
+            }
+            anyReady |= connection.ready;
+        }
+
+        if (Long.MAX_VALUE == minAll)
+        {
+            if (wasConnected)
+            {
+                wasConnected = false;
+                log.connected(false);
+            }
+            return 0;
+        }
+
+        final long pace = switch (params.flowControl())
+        {
+            case MIN -> minAll;
+            case MAX -> max;
+            case TAGGED -> Long.MAX_VALUE == minTagged ? max : minTagged;
+        };
+        long limit = pace + windowLength;
+
+        if (RdmaChannelParams.FlowControl.MIN != params.flowControl())
+        {
+            // Never overwrite unread data of an admitted subscriber: one that would fall more than a term behind
+            // the new limit is disconnected first (its image goes unavailable), as a slow receiver in Aeron.
+            for (final SubscriberConnection connection : connections)
+            {
+                if (!connection.closeRequested && limit - connection.consumedPosition > termLength)
+                {
+                    connection.requestClose("too slow for fc=" + params.flowControl().name().toLowerCase() +
+                        ": " + (limit - connection.consumedPosition) + " bytes behind the limit");
+                }
+            }
+        }
+
+        if (limit != lastLimit && limit > lastLimit)
+        {
+            lastLimit = limit;
+            log.publisherLimit().setRelease(limit);
+        }
+        if (anyReady != wasConnected)
+        {
+            wasConnected = anyReady;
+            log.connected(anyReady);
+        }
+        return 0;
+    }
+
+    private int housekeeping(final long nowNs)
+    {
+        int work = 0;
+        final SubscriberConnection[] connections = this.connections;
+        for (final SubscriberConnection connection : connections)
+        {
+            if (!connection.closeRequested && nowNs - connection.lastHeardNs > params.timeoutNs())
+            {
+                connection.requestClose("no status from the subscriber for " +
+                    TimeUnit.NANOSECONDS.toMillis(nowNs - connection.lastHeardNs) + " ms");
+            }
+            if (!connection.closeRequested)
+            {
+                final io.verbus.fabric.QueuePairState state = connection.qp.state();
+                RdmaCounters.set(connection.counters.qpState, state.ordinal());
+                if (io.verbus.fabric.QueuePairState.ERR == state)
+                {
+                    connection.requestClose("QP entered the error state");
+                }
+            }
+            RdmaCounters.set(connection.counters.bytesPosted, connection.bytesPosted);
+            RdmaCounters.set(connection.counters.wrsPosted, connection.wrsPosted);
+            RdmaCounters.set(connection.counters.inlineWrs, connection.inlineWrs);
+            RdmaCounters.set(connection.counters.signaledWrs, connection.signaledWrs);
+            RdmaCounters.set(connection.counters.completionErrors, connection.completionErrors);
+            RdmaCounters.set(connection.counters.lag, scanPosition - connection.consumedPosition);
+            if (connection.closeRequested)
+            {
+                retire(connection);
+                work++;
+            }
+        }
+        RdmaCounters.set(tornReads, tornReadCount);
+        RdmaCounters.set(connectionsCounter, this.connections.length);
+        return work;
+    }
+
+    private void retire(final SubscriberConnection connection)
+    {
+        connections = ArrayUtil.remove(connections, connection);
+        connection.retired = true;
+        control.onRetired(connection);
+    }
+
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        control.stopAccepting();
+        for (final SubscriberConnection connection : connections)
+        {
+            connection.requestClose("publication closed");
+            connection.retired = true;
+            control.onRetired(connection);
+        }
+        connections = EMPTY;
+        SubscriberConnection pending;
+        while (null != (pending = newConnections.poll()))
+        {
+            pending.requestClose("publication closed");
+            pending.retired = true;
+        }
+        log.connected(false);
+        control.close();
+        logRegion.deregister();
+        RdmaCounters.free(countersManager, tornReads);
+        RdmaCounters.free(countersManager, connectionsCounter);
+        endpoint.close();
+    }
+}

@@ -1,0 +1,446 @@
+package io.verbus.media.rdma;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.verbus.fabric.AccessFlags;
+import io.verbus.fabric.CompletionQueue;
+import io.verbus.fabric.FabricContext;
+import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.QueuePair;
+import io.verbus.fabric.QueuePairConfig;
+import io.verbus.media.MediaContext;
+import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
+import io.verbus.media.rdma.protocol.HandshakeException;
+import io.verbus.media.rdma.protocol.HandshakeValidator;
+import io.verbus.media.rdma.protocol.SlotLayout;
+import io.verbus.media.rdma.protocol.SocketMessageTransport;
+import io.verbus.media.rdma.protocol.SubscriberHandshake;
+import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersManager;
+
+/**
+ * The subscription's control thread: connects to the publisher's endpoint, runs the handshake, registers a fresh
+ * ring and position block for each connection (after the publisher proved it knows the secret), hands the
+ * connection to the receiver, watches the control socket, and when the receiver lets go deregisters everything,
+ * keeps the ring memory for a linger period (a poll may still be reading it) and reconnects.
+ */
+final class SubscriberControl implements AutoCloseable
+{
+    private static final System.Logger LOGGER = PublisherControl.LOGGER;
+    private static final long MIN_BACKOFF_MS = 50;
+    private static final long MAX_BACKOFF_MS = 1000;
+    private static final int POSITION_BLOCKS = 16;
+
+    private final RdmaChannelParams params;
+    private final int streamId;
+    private final FabricContext fabricContext;
+    private final byte[] secret;
+    private final OneToOneConcurrentArrayQueue<ImageConnection> newConnections;
+    private final CountersManager countersManager;
+    private final String name;
+    private final long stepTimeoutMs;
+    private final long lingerNs;
+    private final Thread thread;
+    private final AtomicCounter rejectedCounter;
+    private final AtomicLong rejected = new AtomicLong();
+    private final AtomicLong connectionsMade = new AtomicLong();
+    private final AtomicInteger liveRegions = new AtomicInteger();
+    private final AtomicInteger liveQueuePairs = new AtomicInteger();
+    private final ArrayDeque<Lingering> lingering = new ArrayDeque<>();
+    private final AtomicLong imageIds;
+    private FabricEndpoint endpoint;
+    private BlockPool positionBlocks;
+    private BlockPool sourceBlocks;
+    private volatile boolean running = true;
+    private volatile Socket currentSocket;
+
+    private record Lingering(FabricEndpoint endpoint, MemorySegment ring, long releaseAtNs)
+    {
+    }
+
+    SubscriberControl(
+        final MediaContext context,
+        final RdmaChannelParams params,
+        final int streamId,
+        final FabricContext fabricContext,
+        final byte[] secret,
+        final OneToOneConcurrentArrayQueue<ImageConnection> newConnections,
+        final AtomicLong imageIds)
+    {
+        this.params = params;
+        this.streamId = streamId;
+        this.fabricContext = fabricContext;
+        this.secret = secret.clone();
+        this.newConnections = newConnections;
+        this.countersManager = context.countersManager();
+        this.imageIds = imageIds;
+        this.name = "stream=" + streamId + " publisher=" + params.endpointHost() + ":" + params.endpointPort();
+        this.stepTimeoutMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(params.timeoutNs()));
+        this.lingerNs = Math.max(TimeUnit.SECONDS.toNanos(1), params.timeoutNs());
+        rejectedCounter = RdmaCounters.allocate(countersManager, RdmaCounters.HANDSHAKES_REJECTED_TYPE_ID,
+            "rdma handshakes rejected: " + name);
+        thread = Thread.ofPlatform().daemon().name("verbus-rdma-sub-" + streamId).unstarted(this::run);
+        thread.start();
+    }
+
+    int registeredRegionCount()
+    {
+        return liveRegions.get();
+    }
+
+    int queuePairCount()
+    {
+        return liveQueuePairs.get();
+    }
+
+    long rejectedHandshakes()
+    {
+        return rejected.get();
+    }
+
+    long connectionsMade()
+    {
+        return connectionsMade.get();
+    }
+
+    private void run()
+    {
+        long backoffMs = MIN_BACKOFF_MS;
+        while (running)
+        {
+            releaseLingering(false);
+            ImageConnection connection = null;
+            try (Socket socket = new Socket())
+            {
+                currentSocket = socket;
+                socket.connect(new InetSocketAddress(params.endpointHost(), params.endpointPort()),
+                    (int)Math.min(stepTimeoutMs, 1000));
+                final SocketMessageTransport transport = new SocketMessageTransport(socket);
+                connection = connect(transport);
+                backoffMs = MIN_BACKOFF_MS;
+                while (running && !connection.retired && !connection.closeRequested)
+                {
+                    if (transport.awaitEnd(50))
+                    {
+                        connection.requestClose("control connection closed by the publisher");
+                    }
+                }
+            }
+            catch (final HandshakeException ex)
+            {
+                rejected.incrementAndGet();
+                RdmaCounters.set(rejectedCounter, rejected.get());
+                LOGGER.log(System.Logger.Level.WARNING, "rdma subscription " + name + ": handshake failed: " +
+                    ex.getMessage() + "; nothing registered for it");
+            }
+            catch (final IOException ex)
+            {
+                // publisher not there (yet): retry with backoff
+                if (null != connection)
+                {
+                    connection.requestClose("control connection failed: " + ex);
+                }
+            }
+            catch (final RuntimeException ex)
+            {
+                LOGGER.log(System.Logger.Level.WARNING, "rdma subscription " + name + ": " + ex);
+                if (null != connection)
+                {
+                    connection.requestClose("control failure: " + ex);
+                }
+            }
+            currentSocket = null;
+            if (null != connection)
+            {
+                awaitRetiredThenFree(connection);
+            }
+            if (running)
+            {
+                sleep(backoffMs);
+                backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+            }
+        }
+        releaseLingering(true);
+    }
+
+    private ImageConnection connect(final SocketMessageTransport transport) throws HandshakeException
+    {
+        final int requiredProvider = FabricEndpoint.requiredProviderId(params.provider());
+        final SubscriberHandshake handshake = new SubscriberHandshake(new HandshakeAuthenticator(secret), streamId,
+            requiredProvider, params.isGroupTagSet(), params.groupTag(), stepTimeoutMs);
+        final ImageConnection[] result = new ImageConnection[1];
+        final SubscriberHandshake.Result handshakeResult = handshake.run(transport, new SubscriberHandshake.Resources()
+        {
+            public SubscriberHandshake.LocalOffer prepare(final SubscriberHandshake.PublicationInfo publication)
+                throws HandshakeException
+            {
+                return SubscriberControl.this.prepare(publication);
+            }
+
+            public void connect(
+                final SubscriberHandshake.LocalOffer offer,
+                final SubscriberHandshake.PublicationInfo publication,
+                final SubscriberHandshake.Accepted accepted) throws HandshakeException
+            {
+                final Prepared prepared = (Prepared)offer.attachment();
+                try
+                {
+                    prepared.qp.connect(FabricEndpoint.toConnectionInfo(accepted.publisherQp()));
+                }
+                catch (final RuntimeException ex)
+                {
+                    throw new HandshakeException(HandshakeException.Reason.RESOURCES, "QP connect failed: " + ex, ex);
+                }
+                final long imageId = imageIds.incrementAndGet();
+                final String connectionName = name + " session=" + publication.sessionId() + " image=" + imageId;
+                result[0] = new ImageConnection(imageId, connectionName, publication.sessionId(),
+                    publication.streamId(), publication.initialTermId(), publication.termLength(),
+                    accepted.joinPosition(), prepared.endpoint, prepared.ring, prepared.ringRegion,
+                    prepared.positionIndex, prepared.positionRegion, prepared.sourceRegion, prepared.qp, prepared.cq,
+                    accepted.statusAddress(), accepted.statusRkey(),
+                    "rdma:" + params.endpointHost() + ":" + params.endpointPort(),
+                    new RdmaCounters.Connection(countersManager, connectionName), transport);
+            }
+
+            public void release(final SubscriberHandshake.LocalOffer offer)
+            {
+                final Prepared prepared = (Prepared)offer.attachment();
+                freeParts(prepared.endpoint, prepared.ring, prepared.ringRegion, prepared.positionIndex,
+                    prepared.positionRegion, prepared.sourceRegion, prepared.cq, prepared.qp, null, false);
+            }
+        });
+        final ImageConnection connection = result[0];
+        if (!newConnections.offer(connection))
+        {
+            connection.requestClose("receiver queue full");
+            throw new HandshakeException(HandshakeException.Reason.RESOURCES, "receiver queue full");
+        }
+        connectionsMade.incrementAndGet();
+        LOGGER.log(System.Logger.Level.INFO, "rdma subscription " + connection.name + ": connected at position " +
+            handshakeResult.accepted().joinPosition() + " over " + connection.endpoint.providerName());
+        return connection;
+    }
+
+    private record Prepared(FabricEndpoint endpoint, MemorySegment ring, MemoryRegion ringRegion, int positionIndex,
+        MemoryRegion positionRegion, MemoryRegion sourceRegion, CompletionQueue cq, QueuePair qp)
+    {
+    }
+
+    private SubscriberHandshake.LocalOffer prepare(final SubscriberHandshake.PublicationInfo publication)
+        throws HandshakeException
+    {
+        HandshakeValidator.validateTermLength("CHALLENGE.termLength", publication.termLength());
+        final FabricEndpoint endpoint = endpointFor(publication.providerId());
+        MemorySegment ring = null;
+        MemoryRegion ringRegion = null;
+        int positionIndex = -1;
+        MemoryRegion positionRegion = null;
+        MemoryRegion sourceRegion = null;
+        CompletionQueue cq = null;
+        QueuePair qp = null;
+        try
+        {
+            final long ringLength = 3L * publication.termLength();
+            ring = endpoint.acquireRing(ringLength);
+            // REMOTE_WRITE only (plus the LOCAL_WRITE verbs demands with it): the publisher cannot read it.
+            ringRegion = endpoint.pd().registerMemory(ring, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            liveRegions.incrementAndGet();
+            positionIndex = positionBlocks.acquire();
+            positionRegion = endpoint.pd().registerMemory(positionBlocks.block(positionIndex),
+                AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            liveRegions.incrementAndGet();
+            sourceRegion = endpoint.pd().registerMemory(sourceBlocks.block(positionIndex), 0);
+            liveRegions.incrementAndGet();
+            final var attributes = endpoint.device().attributes();
+            cq = endpoint.device().createCompletionQueue(
+                Math.min(attributes.maxCompletionQueueEntries(), params.queueDepth() + 16));
+            qp = endpoint.pd().createQueuePair(new QueuePairConfig()
+                .completionQueue(cq)
+                .maxSendWorkRequests(Math.min(params.queueDepth(), attributes.maxQueuePairWorkRequests()))
+                .maxReceiveWorkRequests(1)
+                .maxInlineData(Math.min(SlotLayout.WRITE_LENGTH, attributes.maxInlineData()))
+                .retryTimeoutNs(params.timeoutNs()));
+            liveQueuePairs.incrementAndGet();
+            final Prepared prepared = new Prepared(endpoint, ring, ringRegion, positionIndex, positionRegion,
+                sourceRegion, cq, qp);
+            return new SubscriberHandshake.LocalOffer(ringRegion.address(), ringLength, ringRegion.rkey(),
+                positionRegion.address(), positionRegion.rkey(),
+                FabricEndpoint.toQpInfo(qp.localConnectionInfo(), qp.maxInlineData()), prepared);
+        }
+        catch (final HandshakeException ex)
+        {
+            freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, qp, null, false);
+            throw ex;
+        }
+        catch (final RuntimeException ex)
+        {
+            freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, qp, null, false);
+            throw new HandshakeException(HandshakeException.Reason.RESOURCES,
+                "cannot register the ring: " + ex.getMessage(), ex);
+        }
+    }
+
+    private FabricEndpoint endpointFor(final int providerId) throws HandshakeException
+    {
+        final String providerName = FabricEndpoint.providerName(providerId);
+        if (null != endpoint && endpoint.providerName().equals(providerName))
+        {
+            return endpoint;
+        }
+        if (null != endpoint)
+        {
+            releaseLingering(true);
+            endpoint.close();
+            endpoint = null;
+        }
+        try
+        {
+            endpoint = FabricEndpoint.open(providerName, fabricContext);
+            positionBlocks = new BlockPool(
+                endpoint.device().allocateMemory((long)POSITION_BLOCKS * SlotLayout.BLOCK_LENGTH),
+                SlotLayout.BLOCK_LENGTH);
+            final int sourceLength = params.queueDepth() * SlotLayout.BLOCK_LENGTH;
+            sourceBlocks = new BlockPool(endpoint.device().allocateMemory((long)POSITION_BLOCKS * sourceLength),
+                sourceLength);
+            return endpoint;
+        }
+        catch (final RuntimeException ex)
+        {
+            throw new HandshakeException(HandshakeException.Reason.PROVIDER_MISMATCH,
+                "cannot open fabric provider " + providerName + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    private void awaitRetiredThenFree(final ImageConnection connection)
+    {
+        while (!connection.retired && running)
+        {
+            sleep(1);
+        }
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!connection.retired && System.nanoTime() < deadlineNs)
+        {
+            sleep(1);
+        }
+        LOGGER.log(System.Logger.Level.INFO, "rdma subscription " + connection.name + ": disconnected: " +
+            connection.closeReason);
+        freeParts(connection.endpoint, connection.ring, connection.ringRegion, connection.positionBlockIndex,
+            connection.positionRegion, connection.sourceRegion, connection.cq, connection.qp, connection.counters,
+            true);
+    }
+
+    private void freeParts(
+        final FabricEndpoint endpoint,
+        final MemorySegment ring,
+        final MemoryRegion ringRegion,
+        final int positionIndex,
+        final MemoryRegion positionRegion,
+        final MemoryRegion sourceRegion,
+        final CompletionQueue cq,
+        final QueuePair qp,
+        final RdmaCounters.Connection counters,
+        final boolean linger)
+    {
+        if (null != qp)
+        {
+            qp.close();
+            liveQueuePairs.decrementAndGet();
+        }
+        if (null != cq)
+        {
+            cq.close();
+        }
+        for (final MemoryRegion region : new MemoryRegion[]{ ringRegion, positionRegion, sourceRegion })
+        {
+            if (null != region)
+            {
+                region.deregister();
+                liveRegions.decrementAndGet();
+            }
+        }
+        if (positionIndex >= 0)
+        {
+            positionBlocks.release(positionIndex);
+        }
+        if (null != ring)
+        {
+            if (linger)
+            {
+                lingering.addLast(new Lingering(endpoint, ring, System.nanoTime() + lingerNs));
+            }
+            else
+            {
+                endpoint.releaseRing(ring);
+            }
+        }
+        if (null != counters)
+        {
+            counters.close();
+        }
+    }
+
+    private void releaseLingering(final boolean all)
+    {
+        final long nowNs = System.nanoTime();
+        while (!lingering.isEmpty() && (all || lingering.peekFirst().releaseAtNs() <= nowNs))
+        {
+            final Lingering entry = lingering.pollFirst();
+            entry.endpoint().releaseRing(entry.ring());
+        }
+    }
+
+    /** Called by the receiver once it no longer touches the connection. */
+    void onRetired(final ImageConnection connection)
+    {
+        connection.transport.close();
+    }
+
+    public void close()
+    {
+        running = false;
+        final Socket socket = currentSocket;
+        if (null != socket)
+        {
+            try
+            {
+                socket.close();
+            }
+            catch (final IOException ignore)
+            {
+            }
+        }
+        try
+        {
+            thread.join(TimeUnit.SECONDS.toMillis(15));
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        if (null != endpoint)
+        {
+            endpoint.close();
+        }
+        RdmaCounters.free(countersManager, rejectedCounter);
+    }
+
+    private static void sleep(final long ms)
+    {
+        try
+        {
+            Thread.sleep(ms);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,146 @@
+package io.verbus.media.rdma.protocol;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
+/**
+ * A {@link MessageTransport} over a blocking TCP socket with read timeouts (the control connection).
+ * Used only by control threads: connection set-up, liveness of the socket and teardown, never the data path.
+ */
+public final class SocketMessageTransport implements MessageTransport
+{
+    private final Socket socket;
+    private final InputStream in;
+    private final OutputStream out;
+    private final String peer;
+    private final byte[] bytes = new byte[HandshakeHeader.MAX_MESSAGE_LENGTH];
+    private final UnsafeBuffer view = new UnsafeBuffer(bytes);
+    private volatile boolean closed;
+
+    public SocketMessageTransport(final Socket socket) throws IOException
+    {
+        this.socket = socket;
+        socket.setTcpNoDelay(true);
+        in = socket.getInputStream();
+        out = socket.getOutputStream();
+        peer = String.valueOf(socket.getRemoteSocketAddress());
+    }
+
+    public Socket socket()
+    {
+        return socket;
+    }
+
+    public void send(final DirectBuffer buffer, final int offset, final int length) throws HandshakeException
+    {
+        final byte[] frame = new byte[length];
+        buffer.getBytes(offset, frame);
+        try
+        {
+            out.write(frame);
+            out.flush();
+        }
+        catch (final IOException ex)
+        {
+            throw new HandshakeException(HandshakeException.Reason.CLOSED, "send to " + peer + " failed: " + ex, ex);
+        }
+    }
+
+    public int receive(final MutableDirectBuffer buffer, final long timeoutMs) throws HandshakeException
+    {
+        try
+        {
+            socket.setSoTimeout((int)Math.min(Integer.MAX_VALUE, Math.max(1, timeoutMs)));
+            readFully(0, HandshakeHeader.LENGTH);
+            final int length = HandshakeHeader.length(view, 0);
+            if (length < HandshakeHeader.LENGTH || length > HandshakeHeader.MAX_MESSAGE_LENGTH)
+            {
+                throw new HandshakeException(HandshakeException.Reason.MALFORMED, "message length " + length +
+                    " from " + peer + " not in [" + HandshakeHeader.LENGTH + ", " +
+                    HandshakeHeader.MAX_MESSAGE_LENGTH + "]");
+            }
+            readFully(HandshakeHeader.LENGTH, length - HandshakeHeader.LENGTH);
+            buffer.putBytes(0, bytes, 0, length);
+            return length;
+        }
+        catch (final SocketTimeoutException ex)
+        {
+            throw new HandshakeException(HandshakeException.Reason.TIMEOUT, "no message from " + peer + " within " +
+                timeoutMs + " ms", ex);
+        }
+        catch (final IOException ex)
+        {
+            throw new HandshakeException(HandshakeException.Reason.CLOSED, "receive from " + peer + " failed: " + ex,
+                ex);
+        }
+    }
+
+    /**
+     * Wait for the peer to close or send anything (after the handshake nothing more is expected).
+     *
+     * @param timeoutMs how long to wait.
+     * @return true when the connection ended (EOF, error or unexpected bytes), false on timeout.
+     */
+    public boolean awaitEnd(final long timeoutMs)
+    {
+        try
+        {
+            socket.setSoTimeout((int)Math.max(1, timeoutMs));
+            final int read = in.read(bytes, 0, bytes.length);
+            return true;
+        }
+        catch (final SocketTimeoutException ex)
+        {
+            return false;
+        }
+        catch (final IOException ex)
+        {
+            return true;
+        }
+    }
+
+    private void readFully(final int offset, final int length) throws IOException
+    {
+        int position = offset;
+        final int end = offset + length;
+        while (position < end)
+        {
+            final int read = in.read(bytes, position, end - position);
+            if (read < 0)
+            {
+                throw new EOFException("connection closed by " + peer);
+            }
+            position += read;
+        }
+    }
+
+    public String peer()
+    {
+        return peer;
+    }
+
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    public void close()
+    {
+        closed = true;
+        try
+        {
+            socket.close();
+        }
+        catch (final IOException ignore)
+        {
+        }
+    }
+}

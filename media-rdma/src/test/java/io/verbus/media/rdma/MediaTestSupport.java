@@ -1,0 +1,62 @@
+package io.verbus.media.rdma;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.aeron.logbuffer.LogBufferDescriptor;
+import io.verbus.ThreadingMode;
+import io.verbus.log.LogBuffers;
+import io.verbus.media.MediaContext;
+import io.verbus.media.PublicationLog;
+import io.verbus.memory.MemoryMapper;
+import org.agrona.concurrent.SystemEpochNanoClock;
+import org.agrona.concurrent.SystemNanoClock;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.CountersManager;
+import org.agrona.concurrent.status.UnsafeBufferPosition;
+
+/** Builds the driver-side pieces a media needs, for tests that drive the media directly. */
+final class MediaTestSupport
+{
+    final CountersManager countersManager;
+    final UnsafeBuffer countersValues;
+    final List<Throwable> errors = new CopyOnWriteArrayList<>();
+    final MediaContext context;
+    final MemoryMapper mapper;
+
+    MediaTestSupport(final Path dir)
+    {
+        final UnsafeBuffer metaData = new UnsafeBuffer(ByteBuffer.allocateDirect(1024 * 1024));
+        countersValues = new UnsafeBuffer(ByteBuffer.allocateDirect(256 * 1024));
+        countersManager = new CountersManager(metaData, countersValues);
+        mapper = new MemoryMapper(dir, null, false);
+        context = new MediaContext()
+            .countersManager(countersManager)
+            .errorHandler(errors::add)
+            .nanoClock(SystemNanoClock.INSTANCE)
+            .epochNanoClock(new SystemEpochNanoClock())
+            .memoryMapper(mapper)
+            .verbusDir(dir)
+            .idleStrategyName("sleeping")
+            .threadingMode(ThreadingMode.SHARED);
+    }
+
+    PublicationLog newPublicationLog(final int sessionId, final int streamId, final int termLength)
+    {
+        final LogBuffers logBuffers = LogBuffers.map(mapper, "rdma-test-" + streamId, termLength, false);
+        logBuffers.initialise(sessionId, streamId, 100, 1408, (byte)0);
+        final UnsafeBufferPosition limit;
+        synchronized (countersManager)
+        {
+            limit = new UnsafeBufferPosition(countersValues, countersManager.allocate("pub-lmt " + streamId));
+        }
+        return new PublicationLog(logBuffers, sessionId, streamId, limit);
+    }
+
+    static int initialTermId(final PublicationLog log)
+    {
+        return LogBufferDescriptor.initialTermId(log.logBuffers().metaDataBuffer());
+    }
+}

@@ -1,0 +1,276 @@
+package io.verbus.media.rdma;
+
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import io.verbus.fabric.FaultInjection;
+import org.agrona.ExpandableArrayBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The rdma media end to end over the shm provider, in one process, driven from the test thread. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RdmaMediaTest
+{
+    @TempDir
+    Path dir;
+    private RdmaRig rig;
+    private final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+
+    @AfterEach
+    void tearDown()
+    {
+        if (null != rig)
+        {
+            rig.close();
+        }
+    }
+
+    private long publish(final long from, final long count)
+    {
+        long sequence = from;
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (sequence < from + count)
+        {
+            final int length = MessageStream.encode(message, sequence);
+            final long result = rig.appender.offer(message, 0, length);
+            if (result > 0)
+            {
+                sequence++;
+                continue;
+            }
+            if (System.nanoTime() > deadlineNs)
+            {
+                throw new AssertionError("publish stuck at " + sequence + " result " + result);
+            }
+            if (0 == drain())
+            {
+                RdmaRig.sleepMicros(100);
+            }
+        }
+        return sequence;
+    }
+
+    private MessageStream.Checker[] checkers;
+
+    private int drain()
+    {
+        int work = rig.dutyCycle();
+        for (int i = 0; i < rig.subscribers.size(); i++)
+        {
+            final TestImageSink.TestImage image = rig.subscribers.get(i).image();
+            if (null != image && null != checkers && i < checkers.length && null != checkers[i])
+            {
+                work += image.poll(checkers[i], 1024);
+            }
+        }
+        return work;
+    }
+
+    private void awaitConnected(final int subscribers)
+    {
+        rig.awaitCondition(subscribers + " subscribers admitted", 20_000,
+            () -> rig.sender.subscriberCount() == subscribers && rig.log.isConnected() &&
+            rig.subscribers.stream().allMatch(s -> s.image() != null));
+    }
+
+    @Test
+    void shouldReplicateMessagesInOrderToASubscriber()
+    {
+        rig = new RdmaRig(dir, "shm", 64 * 1024, null);
+        assertFalse(rig.log.isConnected(), "a publication starts NOT_CONNECTED");
+        assertEquals(TestLogAppender.NOT_CONNECTED, rig.appender.offer(message, 0, 32));
+        rig.addSubscriber();
+        awaitConnected(1);
+        checkers = new MessageStream.Checker[]{ new MessageStream.Checker(0) };
+
+        publish(0, 20_000);
+        rig.awaitCondition("all delivered", 30_000, () -> { drain(); return checkers[0].received == 20_000; });
+        assertNull(checkers[0].failure);
+        assertNull(rig.subscribers.get(0).image().error);
+        assertTrue(rig.support.errors.isEmpty(), rig.support.errors.toString());
+    }
+
+    @Test
+    void shouldFanOutAndStartALateJoinerAtTheCurrentPosition()
+    {
+        rig = new RdmaRig(dir, "shm", 64 * 1024, null);
+        rig.addSubscriber();
+        rig.addSubscriber();
+        awaitConnected(2);
+        checkers = new MessageStream.Checker[]{ new MessageStream.Checker(0), new MessageStream.Checker(0),
+            new MessageStream.Checker(-1) };
+        publish(0, 5_000);
+        rig.awaitCondition("first batch delivered", 30_000,
+            () -> { drain(); return checkers[0].received == 5_000 && checkers[1].received == 5_000; });
+
+        final long positionBeforeJoin = rig.appender.position();
+        rig.addSubscriber();
+        awaitConnected(3);
+        final TestImageSink.TestImage late = rig.subscribers.get(2).image();
+        assertEquals(positionBeforeJoin, late.descriptor.joinPosition(), "a late joiner starts at the current position");
+
+        publish(5_000, 5_000);
+        rig.awaitCondition("second batch delivered", 30_000, () ->
+        {
+            drain();
+            return checkers[0].received == 10_000 && checkers[1].received == 10_000 && checkers[2].received == 5_000;
+        });
+        assertEquals(5_000, checkers[2].expected - 5_000, "the late joiner saw exactly the messages after joining");
+        for (final MessageStream.Checker checker : checkers)
+        {
+            assertNull(checker.failure);
+        }
+    }
+
+    @Test
+    void shouldBackPressureAtTheSlowestSubscriberAndNeverOverwriteUnreadData()
+    {
+        rig = new RdmaRig(dir, "shm", 64 * 1024, null, "window", "16k");
+        rig.addSubscriber();
+        rig.addSubscriber();
+        awaitConnected(2);
+        checkers = new MessageStream.Checker[]{ new MessageStream.Checker(0), null };
+        final MessageStream.Checker slow = new MessageStream.Checker(0);
+
+        // The second subscriber does not poll: the publisher must stop at its position plus the window.
+        long sequence = 0;
+        long lastResult = 0;
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < deadlineNs)
+        {
+            final int length = MessageStream.encode(message, sequence);
+            lastResult = rig.appender.offer(message, 0, length);
+            if (lastResult > 0)
+            {
+                sequence++;
+            }
+            else if (0 == drain())
+            {
+                if (TestLogAppender.BACK_PRESSURED == lastResult && rig.log.publisherLimit().get() >= 16 * 1024 &&
+                    checkers[0].received == sequence)
+                {
+                    break;
+                }
+                RdmaRig.sleepMicros(200);
+            }
+        }
+        assertEquals(TestLogAppender.BACK_PRESSURED, lastResult);
+        final long limit = rig.log.publisherLimit().get();
+        assertTrue(rig.appender.position() <= limit);
+        assertTrue(limit <= 16 * 1024, "limit " + limit + " follows the slow subscriber (at 0) plus the window");
+
+        // Once the slow one reads, everything arrives intact for both.
+        final long published = sequence;
+        final TestImageSink.TestImage slowImage = rig.subscribers.get(1).image();
+        rig.awaitCondition("slow subscriber catches up", 20_000, () ->
+        {
+            drain();
+            slowImage.poll(slow, 1024);
+            return slow.received == published;
+        });
+        checkers[1] = slow;
+        publish(published, 10_000);
+        rig.awaitCondition("both complete", 30_000, () ->
+        {
+            drain();
+            return slow.received == published + 10_000 && checkers[0].received == published + 10_000;
+        });
+        assertNull(slow.failure);
+        assertNull(checkers[0].failure);
+    }
+
+    @Test
+    void shouldDisconnectAKilledSubscriberAndGoNotConnected()
+    {
+        rig = new RdmaRig(dir, "shm", 64 * 1024, null, "heartbeat", "10ms", "timeout", "300ms");
+        final FaultInjection faults = new FaultInjection();
+        final RdmaRig.Subscriber subscriber = rig.addSubscriber(faults, RdmaRig.SECRET);
+        awaitConnected(1);
+        checkers = new MessageStream.Checker[]{ new MessageStream.Checker(0) };
+        publish(0, 1_000);
+
+        faults.kill();
+        rig.closeSubscriber(subscriber);
+        rig.awaitCondition("publisher notices", 20_000, () -> rig.sender.subscriberCount() == 0);
+        rig.awaitCondition("not connected", 5_000, () -> !rig.log.isConnected());
+        assertEquals(TestLogAppender.NOT_CONNECTED, rig.appender.offer(message, 0, 64));
+        rig.awaitCondition("publisher released the subscriber's QP and slot", 10_000,
+            () -> rig.sender.queuePairCount() == 0 && rig.sender.registeredRegionCount() == 1);
+    }
+
+    @Test
+    void shouldReconnectAfterTheControlConnectionDrops() throws Exception
+    {
+        rig = new RdmaRig(dir, "shm", 64 * 1024, null, "heartbeat", "10ms", "timeout", "500ms");
+        final TcpProxy proxy = new TcpProxy(new java.net.InetSocketAddress("127.0.0.1", rig.sender.controlPort()));
+        final RdmaRig.Subscriber subscriber = rig.addSubscriber(null, RdmaRig.SECRET,
+            "endpoint", "127.0.0.1:" + proxy.port());
+        awaitConnected(1);
+        final TestImageSink.TestImage first = subscriber.image();
+        checkers = new MessageStream.Checker[]{ new MessageStream.Checker(0) };
+        publish(0, 500);
+        rig.awaitCondition("delivered", 10_000, () -> { drain(); return checkers[0].received == 500; });
+
+        // Cut the control connection in the middle: both sides see it end.
+        proxy.dropAll();
+        rig.awaitCondition("image unavailable", 10_000, () -> first.closed);
+        rig.awaitCondition("reconnected with a new image", 20_000,
+            () -> subscriber.image() != null && subscriber.image() != first && rig.log.isConnected());
+        assertEquals(2, subscriber.receiver.connectionsMade());
+        checkers = new MessageStream.Checker[]{ new MessageStream.Checker(-1) };
+        publish(500, 500);
+        rig.awaitCondition("delivered after reconnect", 10_000, () -> { drain(); return checkers[0].received == 500; });
+        assertNull(checkers[0].failure);
+        assertTrue(subscriber.image().descriptor.joinPosition() > 0);
+        proxy.close();
+    }
+
+    @Test
+    void shouldRejectAWrongSecretAndRegisterNothing()
+    {
+        rig = new RdmaRig(dir, "shm", 64 * 1024, null);
+        final int regionsBefore = rig.sender.registeredRegionCount();
+        final RdmaRig.Subscriber intruder =
+            rig.addSubscriber(null, "not-the-secret-but-long-enough".getBytes(), new String[0]);
+        rig.awaitCondition("rejected", 10_000,
+            () -> rig.sender.rejectedHandshakes() >= 1 && intruder.receiver.rejectedHandshakes() >= 1);
+        assertEquals(regionsBefore, rig.sender.registeredRegionCount());
+        assertEquals(0, rig.sender.queuePairCount());
+        assertEquals(0, intruder.receiver.registeredRegionCount());
+        assertEquals(0, rig.sender.subscriberCount());
+        assertNull(intruder.image());
+    }
+
+    @Test
+    void shouldSendInDirectModeFromThePublishingThread()
+    {
+        rig = new RdmaRig(dir, "shm", 64 * 1024, null);
+        assertTrue(rig.sender.supportsDirectSend());
+        rig.addSubscriber();
+        awaitConnected(1);
+        final TestImageSink.TestImage image = rig.subscribers.get(0).image();
+        final MessageStream.Checker checker = new MessageStream.Checker(0);
+        for (long sequence = 0; sequence < 100; sequence++)
+        {
+            final int length = MessageStream.encode(message, sequence);
+            assertTrue(rig.appender.offer(message, 0, length) > 0);
+            assertTrue(rig.sender.sendNow() > 0, "sendNow posts the new frame at once");
+            final long expectedBound = rig.appender.position();
+            rig.awaitCondition("bound advanced by the receiver", 5_000, () ->
+            {
+                rig.subscribers.get(0).receiver.doWork();
+                return image.bound() == expectedBound;
+            });
+            assertEquals(1, image.poll(checker, 10));
+        }
+        assertNull(checker.failure);
+    }
+}

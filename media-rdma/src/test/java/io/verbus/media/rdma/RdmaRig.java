@@ -1,0 +1,177 @@
+package io.verbus.media.rdma;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import io.verbus.fabric.FabricContext;
+import io.verbus.fabric.FaultInjection;
+import io.verbus.media.PublicationLog;
+
+/**
+ * One publication and any number of subscriptions on an {@code rdma:} channel, all driven from the test thread
+ * (sender duty cycle, receiver duty cycles, image polls) so that a test is deterministic apart from the
+ * providers' and control threads' timing, and never spins: every wait sleeps and is bounded by time.
+ */
+final class RdmaRig implements AutoCloseable
+{
+    static final byte[] SECRET = "rdma-rig-secret-of-enough-length".getBytes(StandardCharsets.US_ASCII);
+    static final int STREAM_ID = 1001;
+
+    final MediaTestSupport support;
+    final Path dir;
+    final String provider;
+    final PublicationLog log;
+    final TestLogAppender appender;
+    final RdmaSender sender;
+    final FabricContext publisherFabric;
+    final List<Subscriber> subscribers = new ArrayList<>();
+    final Map<String, String> extraParams;
+
+    /** A subscription: its receiver, its sink and its own fabric (so it can be killed alone). */
+    static final class Subscriber
+    {
+        final RdmaReceiver receiver;
+        final TestImageSink sink;
+        final FabricContext fabric;
+        boolean closed;
+
+        Subscriber(final RdmaReceiver receiver, final TestImageSink sink, final FabricContext fabric)
+        {
+            this.receiver = receiver;
+            this.sink = sink;
+            this.fabric = fabric;
+        }
+
+        TestImageSink.TestImage image()
+        {
+            return sink.single();
+        }
+    }
+
+    RdmaRig(final Path dir, final String provider, final int termLength, final FaultInjection faults,
+        final String... keyValues)
+    {
+        this.dir = dir;
+        this.provider = provider;
+        this.support = new MediaTestSupport(dir);
+        this.extraParams = new HashMap<>();
+        for (int i = 0; i < keyValues.length; i += 2)
+        {
+            extraParams.put(keyValues[i], keyValues[i + 1]);
+        }
+        log = support.newPublicationLog(7, STREAM_ID, termLength);
+        appender = new TestLogAppender(log);
+        publisherFabric = fabricContext(faults);
+        sender = new RdmaSender(support.context, params("127.0.0.1:0"), log, publisherFabric, SECRET);
+    }
+
+    FabricContext fabricContext(final FaultInjection faults)
+    {
+        final FabricContext context = new FabricContext().shmDirectory(dir.resolve("fabric"));
+        context.hugetlbfsDirectory("none");
+        if (null != faults)
+        {
+            context.faultInjection(faults);
+        }
+        return context;
+    }
+
+    RdmaChannelParams params(final String endpoint, final String... overrides)
+    {
+        final Map<String, String> map = new HashMap<>(extraParams);
+        map.put("endpoint", endpoint);
+        map.put("provider", provider);
+        for (int i = 0; i < overrides.length; i += 2)
+        {
+            map.put(overrides[i], overrides[i + 1]);
+        }
+        return RdmaChannelParams.parse(map);
+    }
+
+    String endpoint()
+    {
+        return "127.0.0.1:" + sender.controlPort();
+    }
+
+    Subscriber addSubscriber(final FaultInjection faults, final byte[] secret, final String... overrides)
+    {
+        final TestImageSink sink = new TestImageSink();
+        final FabricContext fabric = fabricContext(null == faults ? new FaultInjection() : faults);
+        final String[] all = new String[overrides.length + 2];
+        all[0] = "endpoint";
+        all[1] = endpoint();
+        System.arraycopy(overrides, 0, all, 2, overrides.length);
+        final RdmaReceiver receiver = new RdmaReceiver(support.context, params(endpoint(), all), STREAM_ID,
+            sink, fabric, secret);
+        final Subscriber subscriber = new Subscriber(receiver, sink, fabric);
+        subscribers.add(subscriber);
+        return subscriber;
+    }
+
+    Subscriber addSubscriber(final String... overrides)
+    {
+        return addSubscriber(null, SECRET, overrides);
+    }
+
+    void closeSubscriber(final Subscriber subscriber)
+    {
+        if (!subscriber.closed)
+        {
+            subscriber.closed = true;
+            subscriber.receiver.close();
+        }
+        subscribers.remove(subscriber);
+    }
+
+    /** One duty cycle of everything. */
+    int dutyCycle()
+    {
+        int work = sender.doWork();
+        for (final Subscriber subscriber : subscribers)
+        {
+            if (!subscriber.closed)
+            {
+                work += subscriber.receiver.doWork();
+            }
+        }
+        return work;
+    }
+
+    /** Run duty cycles until the condition holds, sleeping when idle; fail after the timeout. */
+    void awaitCondition(final String what, final long timeoutMs, final BooleanSupplier condition)
+    {
+        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (!condition.getAsBoolean())
+        {
+            if (System.nanoTime() > deadlineNs)
+            {
+                throw new AssertionError("timed out after " + timeoutMs + " ms waiting for " + what);
+            }
+            if (0 == dutyCycle())
+            {
+                sleepMicros(200);
+            }
+        }
+    }
+
+    static void sleepMicros(final long micros)
+    {
+        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(micros));
+    }
+
+    public void close()
+    {
+        for (final Subscriber subscriber : new ArrayList<>(subscribers))
+        {
+            closeSubscriber(subscriber);
+        }
+        sender.close();
+        log.logBuffers().close();
+    }
+}
