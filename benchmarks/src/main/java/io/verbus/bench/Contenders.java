@@ -2,9 +2,9 @@ package io.verbus.bench;
 
 import io.verbus.bench.contender.AeronContender;
 import io.verbus.bench.contender.FloorContender;
-import io.verbus.bench.contender.NotRunContender;
 import io.verbus.bench.contender.TcpBusyPollContender;
 import io.verbus.bench.contender.TcpSocketContender;
+import io.verbus.bench.contender.VerbusContender;
 
 import java.util.List;
 
@@ -26,17 +26,11 @@ public final class Contenders
             new TcpBusyPollContender(),
             new AeronContender(AeronContender.Media.IPC),
             new AeronContender(AeronContender.Media.UDP),
-            new NotRunContender("verbus-ipc", "verbus native ipc: log",
-                "bus-core not merged into the bench branch"),
-            new NotRunContender("verbus-aeron-ipc", "verbus aeron:ipc (embedded Aeron driver)",
-                "bus-core not merged into the bench branch"),
-            new NotRunContender("verbus-rdma-shm-direct", "verbus rdma: provider=shm, direct mode",
-                "rdma media not merged into the bench branch"),
-            new NotRunContender("verbus-rdma-shm-agent", "verbus rdma: provider=shm, sender agent",
-                "rdma media not merged into the bench branch"),
-            new NotRunContender("verbus-rdma-tcp", "verbus rdma: provider=tcp",
-                "rdma media not merged into the bench branch"),
-            new NotRunContender("verbus-rdma-verbs", "verbus rdma: provider=verbs",
-                "rdma media not merged into the bench branch"));
+            new VerbusContender(VerbusContender.Variant.IPC),
+            new VerbusContender(VerbusContender.Variant.AERON_IPC),
+            new VerbusContender(VerbusContender.Variant.RDMA_SHM_DIRECT),
+            new VerbusContender(VerbusContender.Variant.RDMA_SHM_AGENT),
+            new VerbusContender(VerbusContender.Variant.RDMA_TCP),
+            new VerbusContender(VerbusContender.Variant.RDMA_VERBS));
     }
 }
