@@ -48,7 +48,7 @@ public final class BenchRun
         }
         if (options.runs(BenchOptions.Part.SEED))
         {
-            results.addAll(SeedComparison.run(options, settings, log));
+            results.addAll(SeedComparison.run(this));
         }
         return new BenchReport(startedAt, machine, MachineInfo.currentLoadAverage(), options.quick(), pinning(), results);
     }
@@ -59,39 +59,7 @@ public final class BenchRun
      */
     public List<BenchResult> latency(final Contender contender)
     {
-        final int[] sizes = options.latencySizes();
-        final List<BenchResult> results = new ArrayList<>();
-        final String reason = reasonNotToRun(contender);
-        if (null != reason)
-        {
-            for (final int size : sizes)
-            {
-                results.add(BenchResult.notRun(BenchResult.LATENCY, contender.name(), contender.provider(), size, reason));
-            }
-            return results;
-        }
-
-        log.println("bench: latency    " + contender.name() + " [" + contender.provider() + "]");
-        final LatencyRunner runner = new LatencyRunner(settings);
-        try (PingPongPair pair = contender.openPingPong(max(sizes)))
-        {
-            boolean failed = false;
-            for (final int size : sizes)
-            {
-                final BenchResult result = failed ?
-                    BenchResult.failed(BenchResult.LATENCY, contender.name(), contender.provider(), size,
-                        "an earlier size failed") :
-                    runner.run(contender, pair, size);
-                failed = !result.ok();
-                results.add(result);
-                log.println("bench:   " + size + " B " + summary(result));
-            }
-        }
-        catch (final Exception ex)
-        {
-            failAll(results, BenchResult.LATENCY, contender, sizes, ex);
-        }
-        return results;
+        return latency(BenchResult.LATENCY, contender);
     }
 
     /**
@@ -100,6 +68,58 @@ public final class BenchRun
      */
     public List<BenchResult> throughput(final Contender contender)
     {
+        return throughput(BenchResult.THROUGHPUT, contender);
+    }
+
+    /**
+     * @param part      the report part the results belong to.
+     * @param contender to measure.
+     * @return one result per latency size.
+     */
+    public List<BenchResult> latency(final String part, final Contender contender)
+    {
+        final int[] sizes = options.latencySizes();
+        final List<BenchResult> results = new ArrayList<>();
+        final String reason = reasonNotToRun(contender);
+        if (null != reason)
+        {
+            for (final int size : sizes)
+            {
+                results.add(BenchResult.notRun(part, contender.name(), contender.provider(), size, reason));
+            }
+            return results;
+        }
+
+        log.println("bench: " + part + " " + contender.name() + " [" + contender.provider() + "]");
+        final LatencyRunner runner = new LatencyRunner(settings.forContender(contender));
+        try (PingPongPair pair = contender.openPingPong(max(sizes)))
+        {
+            boolean failed = false;
+            for (final int size : sizes)
+            {
+                final BenchResult result = failed ?
+                    BenchResult.failed(part, contender.name(), contender.provider(), size,
+                        "an earlier size failed") :
+                    runner.run(part, contender, pair, size);
+                failed = !result.ok();
+                results.add(result);
+                log.println("bench:   " + size + " B " + summary(result));
+            }
+        }
+        catch (final Exception ex)
+        {
+            failAll(results, part, contender, sizes, ex);
+        }
+        return results;
+    }
+
+    /**
+     * @param part      the report part the results belong to.
+     * @param contender to measure.
+     * @return one result per throughput size.
+     */
+    public List<BenchResult> throughput(final String part, final Contender contender)
+    {
         final int[] sizes = options.throughputSizes();
         final List<BenchResult> results = new ArrayList<>();
         final String reason = reasonNotToRun(contender);
@@ -107,26 +127,26 @@ public final class BenchRun
         {
             for (final int size : sizes)
             {
-                results.add(BenchResult.notRun(BenchResult.THROUGHPUT, contender.name(), contender.provider(), size,
+                results.add(BenchResult.notRun(part, contender.name(), contender.provider(), size,
                     reason));
             }
             return results;
         }
 
-        log.println("bench: throughput " + contender.name() + " [" + contender.provider() + "]");
-        final ThroughputRunner runner = new ThroughputRunner(settings);
+        log.println("bench: " + part + " " + contender.name() + " [" + contender.provider() + "]");
+        final ThroughputRunner runner = new ThroughputRunner(settings.forContender(contender));
         for (final int size : sizes)
         {
             // a fresh stream per size: a size that failed or left bytes in flight cannot spoil the next
             try (StreamPair pair = contender.openStream(size))
             {
-                final BenchResult result = runner.run(contender, pair, size);
+                final BenchResult result = runner.run(part, contender, pair, size);
                 results.add(result);
                 log.println("bench:   " + size + " B " + summary(result));
             }
             catch (final Exception ex)
             {
-                results.add(BenchResult.failed(BenchResult.THROUGHPUT, contender.name(), contender.provider(), size,
+                results.add(BenchResult.failed(part, contender.name(), contender.provider(), size,
                     "set-up failed: " + LatencyRunner.describe(ex)));
             }
         }

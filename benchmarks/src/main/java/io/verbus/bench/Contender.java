@@ -26,6 +26,16 @@ public interface Contender
     }
 
     /**
+     * @return true when the contender runs threads of its own on the data path (a software NIC) which need CPU
+     * time while the measuring threads wait: those then yield instead of busy-spinning, so that on two cores the
+     * helper threads are not starved.
+     */
+    default boolean runsHelperThreads()
+    {
+        return false;
+    }
+
+    /**
      * @param maxLength the largest message the pair must carry.
      * @return a connected round-trip pair.
      * @throws Exception when it cannot be set up; the run records the failure and goes on.

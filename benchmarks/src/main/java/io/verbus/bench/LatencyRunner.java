@@ -26,12 +26,13 @@ public final class LatencyRunner
     }
 
     /**
+     * @param part      the report part the result belongs to.
      * @param contender whose pair is measured (for the names in the result).
      * @param pair      connected ends.
      * @param length    message length in bytes.
      * @return the measured histogram, or a failed result naming what went wrong.
      */
-    public BenchResult run(final Contender contender, final PingPongPair pair, final int length)
+    public BenchResult run(final String part, final Contender contender, final PingPongPair pair, final int length)
     {
         final Histogram histogram = new Histogram(HIGHEST_TRACKABLE_NS, 3);
         final AtomicBoolean running = new AtomicBoolean(true);
@@ -60,9 +61,9 @@ public final class LatencyRunner
         final Throwable error = failure.get();
         if (null != error)
         {
-            return BenchResult.failed(BenchResult.LATENCY, contender.name(), contender.provider(), length, describe(error));
+            return BenchResult.failed(part, contender.name(), contender.provider(), length, describe(error));
         }
-        return new BenchResult(BenchResult.LATENCY, contender.name(), contender.provider(), length,
+        return new BenchResult(part, contender.name(), contender.provider(), length,
             BenchResult.Status.OK, null, histogram, measured[0], measured[1], measured[2]);
     }
 

@@ -2,6 +2,7 @@ package io.verbus.bench;
 
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
 
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -62,6 +63,21 @@ public record RunSettings(
             pin ? options.pingerCpu() : -1,
             pin ? options.pongerCpu() : -1,
             BusySpinIdleStrategy::new);
+    }
+
+    /**
+     * @param contender about to be measured.
+     * @return these settings, with yielding waits when the contender has helper threads and the waits would
+     * otherwise busy-spin.
+     */
+    public RunSettings forContender(final Contender contender)
+    {
+        if (contender.runsHelperThreads() && idleStrategy.get() instanceof BusySpinIdleStrategy)
+        {
+            return new RunSettings(warmupNs, measureNs, maxRoundTrips, throughputNs, maxMessages, stallTimeoutNs,
+                pingerCpu, pongerCpu, YieldingIdleStrategy::new);
+        }
+        return this;
     }
 
     public boolean pinned()

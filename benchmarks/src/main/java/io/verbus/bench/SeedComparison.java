@@ -1,48 +1,57 @@
 package io.verbus.bench;
 
+import io.verbus.bench.contender.FabricSendReceiveContender;
+import io.verbus.bench.contender.FabricWriteContender;
+import io.verbus.bench.contender.TcpSocketContender;
+
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The seed comparison reproduced per fabric provider: TCP socket vs two-sided SEND/RECV vs one-sided RDMA WRITE,
- * each measured for latency, throughput and process CPU time per message.
+ * The seed comparison reproduced per fabric provider: a plain TCP socket, two-sided SEND/RECV and one-sided RDMA
+ * WRITE, each measured for latency, throughput and process CPU time per message, in the same run as the rest.
+ * The seed's figures came from ConnectX-6 hardware; here the providers are whatever this machine has.
  */
 public final class SeedComparison
 {
     public static final String LATENCY_PART = "seed-latency";
     public static final String THROUGHPUT_PART = "seed-throughput";
     static final String[] PROVIDERS = { "shm", "tcp", "verbs" };
-    static final String[] METHODS = { "tcp-socket", "send-recv", "rdma-write" };
 
     private SeedComparison()
     {
     }
 
     /**
-     * @param options the command line.
-     * @param settings how long and hard to measure.
-     * @param log     where progress goes.
-     * @return one latency and one throughput result per provider, method and size.
+     * @return the TCP baseline, then SEND/RECV and RDMA WRITE for every provider.
      */
-    public static List<BenchResult> run(
-        final BenchOptions options, final RunSettings settings, final java.io.PrintStream log)
+    public static List<Contender> contenders()
     {
-        final List<BenchResult> results = new ArrayList<>();
+        final List<Contender> contenders = new ArrayList<>();
+        contenders.add(new TcpSocketContender());
         for (final String provider : PROVIDERS)
         {
-            for (final String method : METHODS)
-            {
-                for (final int size : options.latencySizes())
-                {
-                    results.add(BenchResult.notRun(LATENCY_PART, method, "fabric " + provider, size,
-                        "fabric providers not merged into the bench branch"));
-                }
-                for (final int size : options.throughputSizes())
-                {
-                    results.add(BenchResult.notRun(THROUGHPUT_PART, method, "fabric " + provider, size,
-                        "fabric providers not merged into the bench branch"));
-                }
-            }
+            contenders.add(new FabricSendReceiveContender(provider));
+            contenders.add(new FabricWriteContender(provider));
+        }
+        return contenders;
+    }
+
+    /**
+     * @param run how to measure.
+     * @return one latency and one throughput result per contender and size.
+     */
+    public static List<BenchResult> run(final BenchRun run)
+    {
+        final List<BenchResult> results = new ArrayList<>();
+        final List<Contender> contenders = contenders();
+        for (final Contender contender : contenders)
+        {
+            results.addAll(run.latency(LATENCY_PART, contender));
+        }
+        for (final Contender contender : contenders)
+        {
+            results.addAll(run.throughput(THROUGHPUT_PART, contender));
         }
         return results;
     }

@@ -26,24 +26,25 @@ public final class ThroughputRunner
     }
 
     /**
+     * @param part      the report part the result belongs to.
      * @param contender whose stream is measured (for the names in the result).
      * @param pair      connected ends.
      * @param length    message length in bytes.
      * @return messages, elapsed time and CPU time, or a failed result naming what went wrong.
      */
-    public BenchResult run(final Contender contender, final StreamPair pair, final int length)
+    public BenchResult run(final String part, final Contender contender, final StreamPair pair, final int length)
     {
         try
         {
             phase(pair, length, Math.min(settings.warmupNs(), settings.throughputNs() / 2 + 1));
             final long[] measured = phase(pair, length, settings.throughputNs());
-            return new BenchResult(BenchResult.THROUGHPUT, contender.name(), contender.provider(), length,
+            return new BenchResult(part, contender.name(), contender.provider(), length,
                 BenchResult.Status.OK, null, null, measured[0], measured[1], measured[2]);
         }
         catch (final RuntimeException ex)
         {
             return BenchResult.failed(
-                BenchResult.THROUGHPUT, contender.name(), contender.provider(), length, LatencyRunner.describe(ex));
+                part, contender.name(), contender.provider(), length, LatencyRunner.describe(ex));
         }
     }
 
