@@ -1,14 +1,18 @@
 package io.verbus.bench;
 
 import io.verbus.bench.contender.AeronContender;
+import io.verbus.bench.contender.FabricSendReceiveContender;
+import io.verbus.bench.contender.FabricWriteContender;
 import io.verbus.bench.contender.FloorContender;
 import io.verbus.bench.contender.NotRunContender;
 import io.verbus.bench.contender.TcpBusyPollContender;
 import io.verbus.bench.contender.TcpSocketContender;
+import io.verbus.bench.contender.VerbusContender;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -98,6 +102,62 @@ class HarnessRunTest
         assertTrue(latency.messages() > 0);
         assertTrue(throughput.ok(), throughput.statusText());
         assertTrue(ipc.provider().startsWith("aeron 1.51.0 embedded MediaDriver"), ipc.provider());
+    }
+
+    @Test
+    void shouldPingPongThroughVerbusNativeIpcAndTheRdmaMediaOverShm()
+    {
+        final BenchRun run = run("--sizes", "32", "--throughput-sizes", "1024");
+
+        for (final VerbusContender.Variant variant : List.of(
+            VerbusContender.Variant.IPC, VerbusContender.Variant.RDMA_SHM_DIRECT, VerbusContender.Variant.RDMA_SHM_AGENT))
+        {
+            final VerbusContender contender = new VerbusContender(variant);
+            final BenchResult latency = run.latency(contender).getFirst();
+            final BenchResult throughput = run.throughput(contender).getFirst();
+
+            assertTrue(latency.ok(), variant + " " + latency.statusText());
+            assertEquals(latency.messages(), latency.histogram().getTotalCount());
+            assertTrue(throughput.ok(), variant + " " + throughput.statusText());
+            assertTrue(throughput.messages() > 0, variant + " messages");
+        }
+    }
+
+    @Test
+    void shouldReproduceTheSeedMethodsOverTheShmProvider()
+    {
+        final BenchRun run = run("--sizes", "256", "--throughput-sizes", "4096");
+
+        for (final Contender contender : List.of(new FabricSendReceiveContender("shm"), new FabricWriteContender("shm")))
+        {
+            final BenchResult latency = run.latency(SeedComparison.LATENCY_PART, contender).getFirst();
+            final BenchResult throughput = run.throughput(SeedComparison.THROUGHPUT_PART, contender).getFirst();
+
+            assertTrue(latency.ok(), contender.name() + " " + latency.statusText());
+            assertEquals(SeedComparison.LATENCY_PART, latency.part());
+            assertTrue(latency.cpuNsPerMessage() > 0, "CPU time per round trip is measured");
+            assertTrue(throughput.ok(), contender.name() + " " + throughput.statusText());
+            assertTrue(throughput.cpuNsPerMessage() > 0, "CPU time per message is measured");
+        }
+    }
+
+    @Test
+    void shouldNameWhyVerbsCannotRunHere()
+    {
+        final String[] devices = new File("/sys/class/infiniband").list();
+        final boolean deviceHere = null != devices && devices.length > 0;
+        final String reason = new VerbusContender(VerbusContender.Variant.RDMA_VERBS).unavailableReason();
+        final String seedReason = new FabricWriteContender("verbs").unavailableReason();
+
+        if (!deviceHere)
+        {
+            assertTrue(null != reason && reason.contains("no RDMA device on this host"), String.valueOf(reason));
+            assertTrue(null != seedReason && seedReason.contains("no RDMA device on this host"), seedReason);
+        }
+        else
+        {
+            assertTrue(null == reason || reason.contains("not in this build"), reason);
+        }
     }
 
     @Test
