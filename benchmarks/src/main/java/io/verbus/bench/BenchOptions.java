@@ -43,10 +43,10 @@ public final class BenchOptions
           --contenders REGEX       run only contenders whose name matches REGEX (others appear as "not run")
           --sizes LIST             latency sizes in bytes (default 32,256,1024)
           --throughput-sizes LIST  throughput sizes in bytes (default 32,256,1024,4096)
-          --warmup-ms N            latency warm-up per size (default 2000, quick 300)
-          --measure-ms N           latency measurement per size (default 5000, quick 700)
+          --warmup-ms N            latency warm-up per size (default 2000, quick 250)
+          --measure-ms N           latency measurement per size (default 5000, quick 500)
           --max-round-trips N      latency measurement cap per size (default 2000000, quick 200000)
-          --throughput-ms N        throughput measurement per size (default 2000, quick 400)
+          --throughput-ms N        throughput measurement per size (default 2000, quick 300)
           --cpus A,B               pin pinger/publisher to CPU A and ponger/subscriber to CPU B (default 0,1)
           --no-pin                 do not pin threads
           --jmh [REGEX] [JMH...]   run the JMH suite instead (JMH's own flags follow, e.g. -prof gc)
@@ -80,10 +80,10 @@ public final class BenchOptions
         contenderFilter = b.contenderFilter;
         latencySizes = b.latencySizes.clone();
         throughputSizes = b.throughputSizes.clone();
-        warmupNs = TimeUnit.MILLISECONDS.toNanos(null != b.warmupMs ? b.warmupMs : (quick ? 300 : 2000));
-        measureNs = TimeUnit.MILLISECONDS.toNanos(null != b.measureMs ? b.measureMs : (quick ? 700 : 5000));
+        warmupNs = TimeUnit.MILLISECONDS.toNanos(null != b.warmupMs ? b.warmupMs : (quick ? 250 : 2000));
+        measureNs = TimeUnit.MILLISECONDS.toNanos(null != b.measureMs ? b.measureMs : (quick ? 500 : 5000));
         maxRoundTrips = null != b.maxRoundTrips ? b.maxRoundTrips : (quick ? 200_000 : 2_000_000);
-        throughputNs = TimeUnit.MILLISECONDS.toNanos(null != b.throughputMs ? b.throughputMs : (quick ? 400 : 2000));
+        throughputNs = TimeUnit.MILLISECONDS.toNanos(null != b.throughputMs ? b.throughputMs : (quick ? 300 : 2000));
         pingerCpu = b.pingerCpu;
         pongerCpu = b.pongerCpu;
         jmh = b.jmh;

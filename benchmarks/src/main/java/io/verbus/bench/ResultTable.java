@@ -36,6 +36,7 @@ public final class ResultTable
         section(out, report.results(), BenchResult.THROUGHPUT,
             "THROUGHPUT: one publisher to one subscriber",
             new String[]{ "contender", "size", "msgs/s", "MB/s", "cpu ns/msg", "messages", "provider" });
+        ratios(out, report.results());
         section(out, report.results(), SeedComparison.LATENCY_PART,
             "SEED COMPARISON, latency: round trip, microseconds; cpu = process CPU per round trip",
             new String[]{ "method", "size", "p50", "p90", "p99", "p99.9", "max", "cpu ns/rt", "provider" });
@@ -97,6 +98,45 @@ public final class ResultTable
         {
             appendRow(out, row, widths);
         }
+    }
+
+    /** Verbus over rdma/shm against the references, per size, at p50 and p99.9. */
+    static final String RATIO_SUBJECT = "verbus-rdma-shm-direct";
+    static final String[] RATIO_REFERENCES = { "aeron-ipc", "floor" };
+
+    private static void ratios(final StringBuilder out, final List<BenchResult> results)
+    {
+        final StringBuilder lines = new StringBuilder();
+        for (final BenchResult subject : results)
+        {
+            if (!BenchResult.LATENCY.equals(subject.part()) || !RATIO_SUBJECT.equals(subject.contender()) ||
+                !subject.hasHistogram())
+            {
+                continue;
+            }
+            for (final String referenceName : RATIO_REFERENCES)
+            {
+                for (final BenchResult reference : results)
+                {
+                    if (BenchResult.LATENCY.equals(reference.part()) && referenceName.equals(reference.contender()) &&
+                        reference.sizeBytes() == subject.sizeBytes() && reference.hasHistogram())
+                    {
+                        lines.append(String.format(Locale.ROOT, "%s / %s at %d B: p50 %.1fx, p99.9 %.1fx%n",
+                            RATIO_SUBJECT, referenceName, subject.sizeBytes(),
+                            ratio(subject, reference, 50.0), ratio(subject, reference, 99.9)));
+                    }
+                }
+            }
+        }
+        if (!lines.isEmpty())
+        {
+            out.append("\nRATIOS of round-trip latency\n").append(lines);
+        }
+    }
+
+    private static double ratio(final BenchResult subject, final BenchResult reference, final double percentile)
+    {
+        return (double)subject.valueAtPercentileNs(percentile) / Math.max(1, reference.valueAtPercentileNs(percentile));
     }
 
     private static boolean sameNotRun(final BenchResult previous, final BenchResult result)

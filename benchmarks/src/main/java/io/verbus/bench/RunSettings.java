@@ -34,6 +34,8 @@ public record RunSettings(
     Supplier<IdleStrategy> idleStrategy)
 {
     public static final long DEFAULT_STALL_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(5);
+    /** A quick run gives up on a stalled contender sooner, to stay within its two minutes. */
+    public static final long QUICK_STALL_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(2);
     public static final long DEFAULT_MAX_MESSAGES = 500_000_000L;
     /** Slack on top of the stall timeouts: a waiting thread reads the clock only every few hundred idles. */
     public static final long RUN_LIMIT_MARGIN_NS = TimeUnit.SECONDS.toNanos(1);
@@ -59,7 +61,7 @@ public record RunSettings(
             options.maxRoundTrips(),
             options.throughputNs(),
             DEFAULT_MAX_MESSAGES,
-            DEFAULT_STALL_TIMEOUT_NS,
+            options.quick() ? QUICK_STALL_TIMEOUT_NS : DEFAULT_STALL_TIMEOUT_NS,
             pin ? options.pingerCpu() : -1,
             pin ? options.pongerCpu() : -1,
             BusySpinIdleStrategy::new);

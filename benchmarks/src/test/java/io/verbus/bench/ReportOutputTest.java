@@ -89,6 +89,27 @@ class ReportOutputTest
     }
 
     @Test
+    void shouldPrintRatiosOfVerbusRdmaOverShmToAeronIpcAndTheFloor()
+    {
+        final Histogram floor = syntheticHistogram();
+        final Histogram rdma = scaled(floor, 10);
+        final Histogram aeron = scaled(floor, 2);
+        final BenchReport report = new BenchReport(Instant.parse("2026-11-29T12:30:00Z"), MACHINE, "0", true, "x",
+            List.of(latency("floor", floor), latency("aeron-ipc", aeron), latency("verbus-rdma-shm-direct", rdma)));
+
+        final String table = ResultTable.render(report);
+
+        assertTrue(table.contains("verbus-rdma-shm-direct / aeron-ipc at 32 B: p50 5.0x, p99.9 5.0x"), table);
+        assertTrue(table.contains("verbus-rdma-shm-direct / floor at 32 B: p50 10.0x, p99.9 10.0x"), table);
+    }
+
+    private static BenchResult latency(final String contender, final Histogram histogram)
+    {
+        return new BenchResult(BenchResult.LATENCY, contender, "p", 32, BenchResult.Status.OK, null, histogram,
+            histogram.getTotalCount(), 1_000_000, -1);
+    }
+
+    @Test
     void shouldDrawOneLinePerContenderThatRanInWellFormedSvg() throws Exception
     {
         final Histogram histogram = syntheticHistogram();

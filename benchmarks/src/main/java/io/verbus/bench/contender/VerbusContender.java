@@ -75,17 +75,25 @@ public final class VerbusContender implements Contender
     private static final long CONNECT_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(15);
     private static final long ECHO_OFFER_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(5);
     private static final int FRAGMENT_LIMIT = 256;
-    /** Idle polls between two duty cycles of a Verbus that is not on the data path of this thread. */
-    private static final int POLLS_PER_DUTY_CYCLE = 16;
+    /**
+     * Idle polls between two duty cycles. The ipc logs need the conductor only to move publication limits, so
+     * now and then is enough; for {@code rdma:} the receiver agent is on the data path (a subscription sees what
+     * arrived once it has run), so it runs on every idle poll, as Aeron's receiver does for UDP.
+     */
+    private static final int IPC_POLLS_PER_DUTY_CYCLE = 16;
+    /** A direct-mode publication's sender needs a turn now and then while idle, for credits and heartbeats. */
+    private static final int FLUSH_EVERY_IDLE_POLLS = 16;
     /** A streaming publisher in sender-agent mode runs the agent after this many bytes, so it sends batches. */
     private static final int BYTES_PER_AGENT_CYCLE = 16 * 1024;
     private static final File INFINIBAND_DEVICES = new File("/sys/class/infiniband");
 
     private final Variant variant;
+    private final int pollsPerDutyCycle;
 
     public VerbusContender(final Variant variant)
     {
         this.variant = variant;
+        this.pollsPerDutyCycle = variant.isRdma() ? 1 : IPC_POLLS_PER_DUTY_CYCLE;
     }
 
     @Override
@@ -145,9 +153,10 @@ public final class VerbusContender implements Contender
             ends.awaitConnected();
             final boolean pongerOwnsDutyCycle = ends.twoSides();
             return new SimplePingPongPair(
-                new VerbusPinger(ends.publisherSide, ping, pongSubscription, variant.exclusive, maxLength),
+                new VerbusPinger(ends.publisherSide, ping, pongSubscription, variant.exclusive, maxLength,
+                    pollsPerDutyCycle),
                 new VerbusPonger(pongerOwnsDutyCycle ? ends.subscriberSide : null, pingSubscription, pong,
-                    variant.exclusive),
+                    variant.exclusive, pollsPerDutyCycle),
                 ends);
         }
         catch (final RuntimeException ex)
@@ -205,7 +214,7 @@ public final class VerbusContender implements Contender
                 {
                     messages = 0;
                     if (0 == subscription.poll(counter, FRAGMENT_LIMIT) && null != subscriberSide &&
-                        ++emptyPolls >= POLLS_PER_DUTY_CYCLE)
+                        ++emptyPolls >= pollsPerDutyCycle)
                     {
                         emptyPolls = 0;
                         subscriberSide.invoke();
@@ -227,12 +236,17 @@ public final class VerbusContender implements Contender
      */
     static int dutyCycle(final Verbus verbus, final Publication publication, final boolean exclusive)
     {
-        int work = verbus.invoke();
-        if (exclusive && publication instanceof ExclusivePublication exclusivePublication)
-        {
-            work += exclusivePublication.flush();
-        }
-        return work;
+        return verbus.invoke() + flushDirect(publication, exclusive);
+    }
+
+    /**
+     * In direct mode the publishing thread owns the media sender: credits, heartbeats and claims progress only when
+     * it flushes.
+     */
+    static int flushDirect(final Publication publication, final boolean exclusive)
+    {
+        return exclusive && publication instanceof ExclusivePublication exclusivePublication ?
+            exclusivePublication.flush() : 0;
     }
 
     private boolean softRoce()
@@ -422,6 +436,7 @@ public final class VerbusContender implements Contender
         private final boolean exclusive;
         private final UnsafeBuffer ping;
         private final FragmentHandler handler;
+        private final int pollsPerDutyCycle;
         private long echoedSequence = -1;
         private int emptyPolls;
 
@@ -430,8 +445,10 @@ public final class VerbusContender implements Contender
             final Publication publication,
             final Subscription subscription,
             final boolean exclusive,
-            final int maxLength)
+            final int maxLength,
+            final int pollsPerDutyCycle)
         {
+            this.pollsPerDutyCycle = pollsPerDutyCycle;
             this.verbus = verbus;
             this.publication = publication;
             this.subscription = subscription;
@@ -439,6 +456,18 @@ public final class VerbusContender implements Contender
             this.ping = new UnsafeBuffer(ByteBuffer.allocateDirect(maxLength));
             this.handler = new FragmentAssembler((buffer, offset, length, header) ->
                 echoedSequence = MessageHeader.sequence(buffer, offset));
+        }
+
+        private void idleWork()
+        {
+            if (++emptyPolls % pollsPerDutyCycle == 0)
+            {
+                verbus.invoke();
+            }
+            if (emptyPolls % FLUSH_EVERY_IDLE_POLLS == 0)
+            {
+                flushDirect(publication, exclusive);
+            }
         }
 
         @Override
@@ -467,11 +496,7 @@ public final class VerbusContender implements Contender
                 echoedSequence = -1;
                 return true;
             }
-            if (++emptyPolls >= POLLS_PER_DUTY_CYCLE)
-            {
-                emptyPolls = 0;
-                dutyCycle(verbus, publication, exclusive);
-            }
+            idleWork();
             return false;
         }
     }
@@ -483,14 +508,20 @@ public final class VerbusContender implements Contender
         private final Publication publication;
         private final boolean exclusive;
         private final FragmentHandler handler;
+        private final int pollsPerDutyCycle;
         private int emptyPolls;
 
         /**
          * @param verbus this end's own Verbus whose duty cycle it runs, or null when the pinger runs a shared one.
          */
         VerbusPonger(
-            final Verbus verbus, final Subscription subscription, final Publication publication, final boolean exclusive)
+            final Verbus verbus,
+            final Subscription subscription,
+            final Publication publication,
+            final boolean exclusive,
+            final int pollsPerDutyCycle)
         {
+            this.pollsPerDutyCycle = pollsPerDutyCycle;
             this.verbus = verbus;
             this.subscription = subscription;
             this.publication = publication;
@@ -502,10 +533,16 @@ public final class VerbusContender implements Contender
         public int echo()
         {
             final int fragments = subscription.poll(handler, FRAGMENT_LIMIT);
-            if (0 == fragments && null != verbus && ++emptyPolls >= POLLS_PER_DUTY_CYCLE)
+            if (0 == fragments && null != verbus)
             {
-                emptyPolls = 0;
-                dutyCycle(verbus, publication, exclusive);
+                if (++emptyPolls % pollsPerDutyCycle == 0)
+                {
+                    verbus.invoke();
+                }
+                if (emptyPolls % FLUSH_EVERY_IDLE_POLLS == 0)
+                {
+                    flushDirect(publication, exclusive);
+                }
             }
             return fragments;
         }
