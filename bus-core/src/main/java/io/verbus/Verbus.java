@@ -185,8 +185,12 @@ public final class Verbus implements AutoCloseable
         /** Default number of counters the counters file holds. */
         public static final int MAX_COUNTERS_DEFAULT = 1024;
 
-        /** Default time a closed log stays mapped so that a reader mid-poll never touches unmapped memory. */
-        public static final long LINGER_TIMEOUT_NS_DEFAULT = TimeUnit.SECONDS.toNanos(1);
+        /**
+         * Default linger: how long an image of a closed {@code ipc:} publication waits for its subscribers to drain
+         * before it is made unavailable anyway, and then how long retired memory stays mapped so that a reader
+         * mid-poll never touches unmapped memory.
+         */
+        public static final long LINGER_TIMEOUT_NS_DEFAULT = TimeUnit.SECONDS.toNanos(5);
 
         private boolean concluded;
         private String dir = System.getProperty(DIR_PROP_NAME, defaultDir());

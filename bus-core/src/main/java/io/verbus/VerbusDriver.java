@@ -46,7 +46,8 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The embedded driver behind {@link Verbus}: it owns the counters file, the memory mapper, the agents and the
- * registries of logs and subscriptions. Control operations (add, close, image events) run under one lock and are
+ * registries of logs and subscriptions. Control operations (add, close, image events) run under one lock, the
+ * counters manager's monitor (so media allocating counters from their agents serialise with the driver), and are
  * never on a hot path; the agents read copy-on-write arrays and never take the lock in their duty cycle except to
  * retire a closed log.
  */
@@ -54,7 +55,8 @@ final class VerbusDriver implements AutoCloseable
 {
     private static final System.Logger LOGGER = System.getLogger(Verbus.class.getName());
 
-    private final Object lock = new Object();
+    /** The counters manager itself: media synchronise on it to allocate counters from their agents. */
+    private final Object lock;
     private final Verbus.Context context;
     private final Path dir;
     private final CountersFile countersFile;
@@ -87,6 +89,7 @@ final class VerbusDriver implements AutoCloseable
         try
         {
             this.countersManager = countersFile.countersManager();
+            this.lock = countersManager;
             this.errorCounter = countersManager.newCounter("errors", CounterTypes.ERRORS_TYPE_ID);
             final ErrorHandler userHandler = context.errorHandler();
             this.errorHandler = (throwable) ->
@@ -264,7 +267,7 @@ final class VerbusDriver implements AutoCloseable
 
         final MediaFactory factory = ChannelUri.IPC_SCHEME.equals(uri.scheme()) ? null : mediaFactory(uri);
         uri.validateKeys(null == factory ? Set.of() : factory.supportedKeys());
-        uri.termLength(context.termLength());
+        uri.window(uri.termLength(context.termLength()));
         uri.mtu(context.mtuLength());
 
         synchronized (lock)
@@ -382,11 +385,12 @@ final class VerbusDriver implements AutoCloseable
         {
             subscriptions.remove(subscription);
             sink.closed = true;
-            for (final LogImage image : subscription.logImages())
+            for (final LogImage image : sink.images.values())
             {
                 subscription.removeImage(image);
                 image.subscriberPosition().close();
             }
+            sink.images.clear();
         }
         if (!isClosed)
         {
@@ -494,14 +498,12 @@ final class VerbusDriver implements AutoCloseable
             }
         }
 
+        /** The image stays known (and its counter allocated) until the media reports it unavailable. */
         private void onCorrupt(final LogImage image)
         {
             synchronized (lock)
             {
-                if (null != images.remove(image.correlationId()))
-                {
-                    subscription.removeImage(image);
-                }
+                subscription.removeImage(image);
             }
         }
     }

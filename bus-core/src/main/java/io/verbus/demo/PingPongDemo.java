@@ -42,7 +42,7 @@ public final class PingPongDemo
         usage: verbus demo [--channel C]... [--messages N] [--warmup N] [--seconds S] [--length L] [--dir D]
           --channel C    channel to ping-pong over; repeat for several (default: ipc and aeron:ipc)
           --messages N   measured round trips per channel (default 200000)
-          --warmup N     round trips before measuring (default 20000)
+          --warmup N     round trips before measuring (default 10000)
           --seconds S    time limit per channel, warm-up included (default 7)
           --length L     message length in bytes, 8 to 1024 (default 32)
           --dir D        Verbus dir (default: a new temporary dir under /dev/shm, removed at the end)""";
@@ -58,7 +58,7 @@ public final class PingPongDemo
     {
         final List<String> channels = new ArrayList<>();
         long messages = 200_000;
-        long warmup = 20_000;
+        long warmup = 10_000;
         long seconds = 7;
         int length = 32;
         String dir = null;
@@ -70,7 +70,7 @@ public final class PingPongDemo
                 {
                     case "--channel" -> channels.add(value(args, ++i, "--channel"));
                     case "--messages" -> messages = positive(value(args, ++i, "--messages"), "--messages");
-                    case "--warmup" -> warmup = Long.parseLong(value(args, ++i, "--warmup"));
+                    case "--warmup" -> warmup = positive(value(args, ++i, "--warmup"), "--warmup");
                     case "--seconds" -> seconds = positive(value(args, ++i, "--seconds"), "--seconds");
                     case "--length" -> length = (int)positive(value(args, ++i, "--length"), "--length");
                     case "--dir" -> dir = value(args, ++i, "--dir");

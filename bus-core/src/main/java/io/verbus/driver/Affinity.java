@@ -175,6 +175,7 @@ public final class Affinity
         static final MethodHandle SCHED_SETAFFINITY = bind("sched_setaffinity");
         static final MethodHandle SCHED_GETAFFINITY = bind("sched_getaffinity");
 
+        @SuppressWarnings("restricted")
         private static MethodHandle bind(final String name)
         {
             final Linker linker = Linker.nativeLinker();

@@ -21,7 +21,10 @@ public interface ImageSink
 
     /**
      * The image's publisher is gone or its connection failed: Verbus removes the image from the subscription and
-     * tells the unavailable-image handler. Unknown ids are ignored.
+     * tells the unavailable-image handler. Unknown ids are ignored. The subscriber's thread may still be inside a
+     * poll of the image when this returns: keep the term buffers and the bound mapped for the context's linger
+     * timeout ({@code Verbus.Context.lingerTimeoutNs()}) after it. An image that found a corrupt frame has already
+     * left its subscription, but its position counter stays allocated until this call.
      *
      * @param imageId from {@link ImageDescriptor#imageId()}.
      */

@@ -14,8 +14,8 @@ import java.nio.file.Path;
  * The driver's services as a media sees them. Verbus fills one per Verbus instance; a media's own tests may build
  * one with the fluent setters. Counters allocated through {@link #countersManager()} appear in
  * {@code ./verbus stat}; use type ids from {@link io.verbus.counters.CounterTypes}'s media ranges. The counters
- * manager is not thread-safe: allocate and free from one thread at a time (Verbus calls the factory under its
- * own lock; agents that allocate later must synchronise on the manager).
+ * manager is not thread-safe: allocate and free inside {@code synchronized (countersManager)}. Verbus holds that
+ * same monitor for all its own allocations and while it calls the factory and the {@link ImageSink}.
  */
 public final class MediaContext
 {

@@ -9,6 +9,10 @@ import org.agrona.concurrent.status.Position;
  * What Verbus gives a media about one publication: its log, ids, tail, and the limit counter the media sets.
  * A publication starts NOT_CONNECTED with limit 0 until the media calls {@link #connected(boolean)} and raises
  * {@link #publisherLimit()} (with release semantics, e.g. {@link Position#setRelease(long)}).
+ * <p>
+ * The media must keep the limit at most the slowest remote consumer's position plus half a term length: the
+ * driver's conductor zeroes the local log up to {@code publisherLimit - termLength}, so that a partition is clean
+ * before the publisher rotates into it again, and that is only safe if everything below it was sent and consumed.
  */
 public final class PublicationLog
 {
