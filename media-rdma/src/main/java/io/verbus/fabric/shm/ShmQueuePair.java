@@ -463,9 +463,11 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     {
         sendCq.removeProgress(this);
         receiveCq.removeProgress(this);
-        while (sendBusy.get() || receiveBusy.get())
+        // closed is already set, so no new progress starts; wait (bounded) for one that is running to finish.
+        final long deadlineNs = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+        while ((sendBusy.get() || receiveBusy.get()) && System.nanoTime() < deadlineNs)
         {
-            Thread.onSpinWait();
+            Thread.yield();
         }
         INT.setRelease(file, (long)QP_STATE_OFFSET, QP_DESTROYED);
         if (null != peer)

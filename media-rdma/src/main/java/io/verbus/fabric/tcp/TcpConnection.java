@@ -22,16 +22,26 @@ final class TcpConnection
     long holdSinceNs = Long.MIN_VALUE;
     long lastRnrNakNs = Long.MIN_VALUE;
     private ByteBuffer readBuffer = allocate(INITIAL_BUFFER_BYTES);
-    private MemorySegment readSegment = MemorySegment.ofBuffer(readBuffer);
+    private MemorySegment readSegment = wholeOf(readBuffer);
     private ByteBuffer writeBuffer = allocate(INITIAL_BUFFER_BYTES);
-    private MemorySegment writeSegment = MemorySegment.ofBuffer(writeBuffer);
+    private MemorySegment writeSegment = wholeOf(writeBuffer);
     private boolean closed;
+    private boolean draining;
+    private long drainDeadlineNs;
 
     TcpConnection(final SocketChannel channel, final boolean dialed, final long nowNs)
     {
         this.channel = channel;
         this.dialed = dialed;
         this.openedNs = nowNs;
+    }
+
+    /**
+     * A segment over the whole buffer: {@link MemorySegment#ofBuffer} covers only position..limit.
+     */
+    private static MemorySegment wholeOf(final ByteBuffer buffer)
+    {
+        return MemorySegment.ofBuffer(buffer.duplicate().clear());
     }
 
     private static ByteBuffer allocate(final int bytes)
@@ -78,10 +88,10 @@ final class TcpConnection
         if (frameLength > readBuffer.capacity())
         {
             final ByteBuffer bigger = allocate(Integer.highestOneBit(frameLength - 1) << 1);
+            readSegment = wholeOf(bigger);
             bigger.put(readBuffer);
             bigger.flip();
             readBuffer = bigger;
-            readSegment = MemorySegment.ofBuffer(readBuffer);
         }
     }
 
@@ -102,7 +112,7 @@ final class TcpConnection
                     return -1;
                 }
                 writeBuffer = allocate(Integer.highestOneBit(frameLength - 1) << 1);
-                writeSegment = MemorySegment.ofBuffer(writeBuffer);
+                writeSegment = wholeOf(writeBuffer);
             }
         }
         final int offset = writeBuffer.position();
@@ -153,6 +163,54 @@ final class TcpConnection
         {
             writeBuffer.compact();
         }
+    }
+
+    /**
+     * Send what is pending (a final NAK), then half-close: the peer reads every response before the end of
+     * the stream. Closing outright with unread input would send a reset that can destroy those responses.
+     */
+    void closeGracefully(final long nowNs)
+    {
+        if (closed || draining)
+        {
+            return;
+        }
+        draining = true;
+        drainDeadlineNs = nowNs + java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+        try
+        {
+            flush();
+            channel.shutdownOutput();
+        }
+        catch (final IOException ex)
+        {
+            close();
+        }
+    }
+
+    /**
+     * While draining, read and discard until the peer closes or the drain deadline passes.
+     */
+    void drain(final long nowNs)
+    {
+        try
+        {
+            readBuffer.clear();
+            if (channel.read(readBuffer) < 0 || nowNs > drainDeadlineNs)
+            {
+                close();
+            }
+            readBuffer.clear();
+        }
+        catch (final IOException ex)
+        {
+            close();
+        }
+    }
+
+    boolean isDraining()
+    {
+        return draining;
     }
 
     boolean isClosed()

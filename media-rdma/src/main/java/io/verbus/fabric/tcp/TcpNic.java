@@ -9,6 +9,8 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
@@ -26,20 +28,32 @@ final class TcpNic implements Agent
 {
     private final TcpDevice device;
     private final ServerSocketChannel server;
+    private final Selector acceptSelector;
     private final FaultInjection faults;
     private final long connectTimeoutNs;
     private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(1024);
     private final Consumer<Runnable> runCommand = Runnable::run;
     private final List<TcpConnection> connections = new ArrayList<>();
-    private final List<TcpConnection> toClose = new ArrayList<>();
     private TcpQueuePair[] queuePairs = new TcpQueuePair[0];
+    private static final long ACCEPT_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
+
     private int seenConnectionDrops;
+    private long nextAcceptNs;
     private boolean dead;
 
     TcpNic(final TcpDevice device, final ServerSocketChannel server, final FabricContext context)
     {
         this.device = device;
         this.server = server;
+        try
+        {
+            this.acceptSelector = Selector.open();
+            server.register(acceptSelector, SelectionKey.OP_ACCEPT);
+        }
+        catch (final IOException ex)
+        {
+            throw new io.verbus.fabric.FabricException("cannot watch the tcp listener: " + ex, ex);
+        }
         this.faults = context.faultInjection();
         this.connectTimeoutNs = context.tcpConnectTimeoutNs();
         this.seenConnectionDrops = faults.connectionDropCount();
@@ -66,8 +80,16 @@ final class TcpNic implements Agent
         final CountDownLatch done = new CountDownLatch(1);
         offer(() ->
         {
-            closeConnection(qp.outbound);
-            closeConnection(qp.inbound);
+            // Half-close after pending bytes: a reset could destroy responses the peer has not read yet.
+            final long nowNs = System.nanoTime();
+            if (null != qp.outbound)
+            {
+                qp.outbound.closeGracefully(nowNs);
+            }
+            if (null != qp.inbound)
+            {
+                qp.inbound.closeGracefully(nowNs);
+            }
             final List<TcpQueuePair> kept = new ArrayList<>(List.of(queuePairs));
             kept.remove(qp);
             queuePairs = kept.toArray(new TcpQueuePair[0]);
@@ -102,17 +124,6 @@ final class TcpNic implements Agent
         }
     }
 
-    /**
-     * Close a connection once its pending bytes (a final NAK) had one chance to go out.
-     */
-    void closeAfterFlush(final TcpConnection connection)
-    {
-        if (null != connection && !connection.isClosed())
-        {
-            toClose.add(connection);
-        }
-    }
-
     @Override
     public int doWork()
     {
@@ -137,7 +148,13 @@ final class TcpNic implements Agent
         }
 
         final long nowNs = System.nanoTime();
-        work += accept(nowNs);
+        if (nowNs - nextAcceptNs >= 0)
+        {
+            // accept() allocates even when nothing is pending: ask a selector first (allocation free when idle),
+            // once a millisecond rather than every cycle.
+            nextAcceptNs = nowNs + ACCEPT_INTERVAL_NS;
+            work += accept(nowNs);
+        }
         for (int i = 0; i < connections.size(); i++)
         {
             work += service(connections.get(i), nowNs);
@@ -156,7 +173,7 @@ final class TcpNic implements Agent
         for (int i = 0; i < connections.size(); i++)
         {
             final TcpConnection connection = connections.get(i);
-            if (connection.connected && connection.hasPendingWrites())
+            if (connection.connected && !connection.isDraining() && connection.hasPendingWrites())
             {
                 try
                 {
@@ -168,14 +185,6 @@ final class TcpNic implements Agent
                 }
             }
         }
-        if (!toClose.isEmpty())
-        {
-            for (final TcpConnection connection : toClose)
-            {
-                closeConnection(connection);
-            }
-            toClose.clear();
-        }
         connections.removeIf(TcpConnection::isClosed);
         return work;
     }
@@ -185,6 +194,11 @@ final class TcpNic implements Agent
         int work = 0;
         try
         {
+            if (acceptSelector.selectNow() == 0)
+            {
+                return 0;
+            }
+            acceptSelector.selectedKeys().clear();
             SocketChannel channel;
             while (null != (channel = server.accept()))
             {
@@ -249,6 +263,11 @@ final class TcpNic implements Agent
         {
             return 0;
         }
+        if (connection.isDraining())
+        {
+            connection.drain(nowNs);
+            return 0;
+        }
         try
         {
             if (!connection.connected)
@@ -294,9 +313,25 @@ final class TcpNic implements Agent
                     closeConnection(connection);
                     return 1;
                 }
-                final TcpQueuePair qp = find(in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET));
+                final int targetQpn = in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET);
+                TcpQueuePair qp = find(targetQpn);
+                if (null == qp)
+                {
+                    // The QP may be created but its add command not yet drained: look again after draining.
+                    commands.drain(runCommand);
+                    qp = find(targetQpn);
+                }
+                if (null == qp)
+                {
+                    if (nowNs - connection.openedNs > connectTimeoutNs)
+                    {
+                        closeConnection(connection);
+                        return 1;
+                    }
+                    return 0;
+                }
                 final int sourceQpn = in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET);
-                if (null == qp || (null != qp.remoteConnectionInfo() && qp.remoteConnectionInfo().qpNumber() != sourceQpn))
+                if (null != qp.remoteConnectionInfo() && qp.remoteConnectionInfo().qpNumber() != sourceQpn)
                 {
                     closeConnection(connection);
                     return 1;
@@ -339,6 +374,7 @@ final class TcpNic implements Agent
                     lose(connection);
                     return work + 1;
                 }
+                // CONSUMED or DISCARD: the frame is done with.
                 in.position(frame + frameLength);
                 work++;
             }
@@ -397,6 +433,7 @@ final class TcpNic implements Agent
         connections.clear();
         try
         {
+            acceptSelector.close();
             server.close();
         }
         catch (final IOException ignore)
@@ -415,6 +452,7 @@ final class TcpNic implements Agent
         connections.clear();
         try
         {
+            acceptSelector.close();
             server.close();
         }
         catch (final IOException ignore)

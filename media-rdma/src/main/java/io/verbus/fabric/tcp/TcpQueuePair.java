@@ -50,7 +50,6 @@ final class TcpQueuePair extends SoftQueuePair
     long localFailureIndex = -1;
     WorkCompletionStatus localFailureStatus;
     boolean dialRequested;
-    boolean connectionsClosedAfterError;
 
     TcpQueuePair(
         final TcpDevice device, final SoftProtectionDomain pd, final QueuePairConfig config, final int qpNumber)
@@ -125,6 +124,7 @@ final class TcpQueuePair extends SoftQueuePair
     static final int CONSUMED = 0;
     static final int HOLD = 1;
     static final int DROP = 2;
+    static final int DISCARD = 3;
 
     private static final WorkCompletionStatus[] STATUSES = WorkCompletionStatus.values();
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
@@ -134,7 +134,8 @@ final class TcpQueuePair extends SoftQueuePair
      * Apply one request from the peer, in order, after the responder checks.
      *
      * @return {@link #CONSUMED}, {@link #HOLD} to retry the same frame later (RNR, not yet RTR, delay fault,
-     * full CQ or write buffer) or {@link #DROP} to close the connection (QP in ERR: a dead responder).
+     * full CQ or write buffer) or {@link #DISCARD} to drop it unanswered (a responder in ERR is silent, so
+     * the requester times out as it would against hardware).
      */
     int onRequest(final TcpConnection connection, final ByteBuffer in, final int frame, final long nowNs)
         throws IOException
@@ -142,7 +143,7 @@ final class TcpQueuePair extends SoftQueuePair
         final QueuePairState current = state;
         if (current == QueuePairState.ERR || isClosed())
         {
-            return DROP;
+            return DISCARD;
         }
         if (current != QueuePairState.RTR && current != QueuePairState.RTS)
         {
@@ -521,11 +522,12 @@ final class TcpQueuePair extends SoftQueuePair
     }
 
     /**
-     * The connection to or from the peer is gone: the QP errs; an outstanding WR fails with RETRY_EXC_ERR.
+     * A connection to or from the peer is gone (peer died, link dropped): the QP errs; the WR at the head
+     * of the send queue, if any, fails with RETRY_EXC_ERR and the rest flush.
      */
     void onConnectionLost(final TcpConnection connection)
     {
-        if (connection == outbound && sqCompleted < Math.max(sqTransmitted, sendTail()) && null == headFailure)
+        if (state != QueuePairState.ERR && sqCompleted < Math.max(sqTransmitted, sendTail()) && null == headFailure)
         {
             headFailure = WorkCompletionStatus.RETRY_EXC_ERR;
         }
@@ -570,12 +572,6 @@ final class TcpQueuePair extends SoftQueuePair
         {
             rqConsumed++;
             work++;
-        }
-        if (!connectionsClosedAfterError)
-        {
-            connectionsClosedAfterError = true;
-            nic.closeAfterFlush(outbound);
-            nic.closeAfterFlush(inbound);
         }
         return work;
     }
