@@ -59,6 +59,8 @@ final class PublisherControl implements AutoCloseable
     private final AtomicInteger liveQueuePairs = new AtomicInteger();
     private final Set<Thread> handlers = ConcurrentHashMap.newKeySet();
     private volatile boolean running = true;
+    /** The last connection handed to the sender, for tests that check the provider released it. */
+    volatile SubscriberConnection lastAdmitted;
 
     PublisherControl(
         final MediaContext context,
@@ -182,6 +184,7 @@ final class PublisherControl implements AutoCloseable
             });
             connection = (SubscriberConnection)admission.attachment();
             connection.ready = true;
+            lastAdmitted = connection;
             LOGGER.log(System.Logger.Level.INFO, "rdma publication " + name + ": subscriber " + connection.name +
                 " connected at position " + connection.joinPosition + " over " + endpoint.providerName());
             while (running && !connection.retired && !connection.closeRequested)

@@ -347,6 +347,11 @@ public final class RdmaReceiver implements MediaReceiver
         RdmaCounters.free(countersManager, connectionsCounter);
     }
 
+    ImageConnection[] connections()
+    {
+        return connections;
+    }
+
     int streamId()
     {
         return streamId;

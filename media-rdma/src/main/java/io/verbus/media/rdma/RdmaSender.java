@@ -160,6 +160,16 @@ public final class RdmaSender implements MediaSender
         return control.rejectedHandshakes();
     }
 
+    FabricEndpoint endpoint()
+    {
+        return endpoint;
+    }
+
+    SubscriberConnection lastAdmittedConnection()
+    {
+        return control.lastAdmitted;
+    }
+
     public boolean supportsDirectSend()
     {
         return true;

@@ -42,14 +42,16 @@ final class MessageStream
         buffer.putLong(0, sequence);
         buffer.putInt(8, length);
         long word = mix(sequence ^ 0x9E3779B97F4A7C15L);
-        for (int i = HEADER_LENGTH; i < length; i++)
+        int i = HEADER_LENGTH;
+        for (; i + 8 <= length; i += 8)
+        {
+            buffer.putLong(i, word);
+            word = word * 0x9E3779B97F4A7C15L + i;
+        }
+        for (; i < length; i++)
         {
             buffer.putByte(i, (byte)word);
-            word = (word >>> 8) | (word << 56);
-            if ((i & 7) == 7)
-            {
-                word = mix(word + i);
-            }
+            word >>>= 8;
         }
         buffer.putInt(12, checksum(buffer, HEADER_LENGTH, length - HEADER_LENGTH));
         return length;

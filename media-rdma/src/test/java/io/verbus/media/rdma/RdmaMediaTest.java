@@ -215,6 +215,7 @@ class RdmaMediaTest
             "endpoint", "127.0.0.1:" + proxy.port());
         awaitConnected(1);
         final TestImageSink.TestImage first = subscriber.image();
+        final SubscriberConnection firstConnection = rig.sender.lastAdmittedConnection();
         checkers = new MessageStream.Checker[]{ new MessageStream.Checker(0) };
         publish(0, 500);
         rig.awaitCondition("delivered", 10_000, () -> { drain(); return checkers[0].received == 500; });
@@ -225,12 +226,35 @@ class RdmaMediaTest
         rig.awaitCondition("reconnected with a new image", 20_000,
             () -> subscriber.image() != null && subscriber.image() != first && rig.log.isConnected());
         assertEquals(2, subscriber.receiver.connectionsMade());
+        final SubscriberConnection secondConnection = rig.sender.lastAdmittedConnection();
+        assertTrue(secondConnection != firstConnection);
+        assertTrue(secondConnection.ringRkey != firstConnection.ringRkey, "a reconnect gets a fresh ring rkey");
+        assertTrue(secondConnection.counterRkey != firstConnection.counterRkey);
+        assertTrue(secondConnection.statusRegion.rkey() != firstConnection.statusRegion.rkey());
+        assertFalse(firstConnection.statusRegion.isRegistered(), "the old status slot was deregistered");
         checkers = new MessageStream.Checker[]{ new MessageStream.Checker(-1) };
         publish(500, 500);
         rig.awaitCondition("delivered after reconnect", 10_000, () -> { drain(); return checkers[0].received == 500; });
         assertNull(checkers[0].failure);
         assertTrue(subscriber.image().descriptor.joinPosition() > 0);
         proxy.close();
+    }
+
+    @Test
+    void shouldCloseTheImageWhenThePublisherWritesAnOutOfBoundsPosition()
+    {
+        rig = new RdmaRig(dir, "shm", 64 * 1024, null);
+        final RdmaRig.Subscriber subscriber = rig.addSubscriber();
+        awaitConnected(1);
+        final TestImageSink.TestImage image = subscriber.image();
+        final ImageConnection connection = subscriber.receiver.connections()[0];
+
+        // A consistent block (so not a torn read) claiming three terms more than the image has consumed.
+        io.verbus.media.rdma.protocol.SlotLayout.encode(connection.positionBlock, 0, 3L * 64 * 1024, 1);
+        rig.awaitCondition("image closed", 5_000, () -> image.closed);
+        assertTrue(image.bound() <= 0, "the bogus position never reached the image's bound");
+        assertTrue(rig.support.errors.stream().anyMatch(e -> e.getMessage().contains("out of bounds")),
+            rig.support.errors.toString());
     }
 
     @Test

@@ -94,6 +94,21 @@ final class RdmaRig implements AutoCloseable
         return RdmaChannelParams.parse(map);
     }
 
+    /** A subscription shares the rig's liveness settings but not the publication's flow-control keys. */
+    RdmaChannelParams subscriptionParams(final String... overrides)
+    {
+        final Map<String, String> map = new HashMap<>(extraParams);
+        map.remove("fc");
+        map.remove("gtag");
+        map.remove("window");
+        map.put("provider", provider);
+        for (int i = 0; i < overrides.length; i += 2)
+        {
+            map.put(overrides[i], overrides[i + 1]);
+        }
+        return RdmaChannelParams.parse(map);
+    }
+
     String endpoint()
     {
         return "127.0.0.1:" + sender.controlPort();
@@ -107,7 +122,7 @@ final class RdmaRig implements AutoCloseable
         all[0] = "endpoint";
         all[1] = endpoint();
         System.arraycopy(overrides, 0, all, 2, overrides.length);
-        final RdmaReceiver receiver = new RdmaReceiver(support.context, params(endpoint(), all), STREAM_ID,
+        final RdmaReceiver receiver = new RdmaReceiver(support.context, subscriptionParams(all), STREAM_ID,
             sink, fabric, secret);
         final Subscriber subscriber = new Subscriber(receiver, sink, fabric);
         subscribers.add(subscriber);

@@ -1,0 +1,165 @@
+package io.verbus.media.rdma;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Publisher and subscriber in separate JVMs ({@link RdmaPeerMain}): on shm and tcp on this host, and on tcp
+ * between two network namespaces joined by a veth pair (root only; built with the fabric tests' namespace
+ * helper). The same main runs unchanged in the Soft-RoCE guest with {@code provider=verbs}.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class RdmaCrossProcessTest
+{
+    private static final String SECRET = "cross-process-secret-0123456789";
+    private static final long MESSAGES = 100_000;
+
+    @TempDir
+    Path dir;
+
+    private List<String> java(final String... extra)
+    {
+        final List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        for (final String argument : ManagementFactory.getRuntimeMXBean().getInputArguments())
+        {
+            if (argument.startsWith("--add-") || argument.startsWith("--enable-native-access") ||
+                argument.startsWith("--sun-misc"))
+            {
+                command.add(argument);
+            }
+        }
+        command.add("-Xmx256m");
+        command.add("-D" + RdmaSecret.SECRET_PROP_NAME + "=" + SECRET);
+        command.add("-D" + io.verbus.fabric.FabricContext.SHM_DIR_PROP_NAME + "=" + dir.resolve("fabric"));
+        command.addAll(List.of(extra));
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(RdmaPeerMain.class.getName());
+        return command;
+    }
+
+    private static String readLine(final BufferedReader reader, final String prefix, final Process process)
+        throws IOException
+    {
+        String line;
+        while (null != (line = reader.readLine()))
+        {
+            if (line.startsWith(prefix) || line.startsWith("FAILED"))
+            {
+                return line;
+            }
+        }
+        throw new AssertionError("process ended (" + process.isAlive() + ") before printing " + prefix);
+    }
+
+    private void runPair(final List<String> publisherPrefix, final List<String> subscriberPrefix,
+        final String provider, final String publisherHost, final String subscriberTarget,
+        final List<String> publisherProps, final List<String> subscriberProps) throws Exception
+    {
+        final List<String> publisherCommand = new ArrayList<>(publisherPrefix);
+        publisherCommand.addAll(java(publisherProps.toArray(new String[0])));
+        publisherCommand.addAll(List.of("publish", dir.resolve("pub").toString(),
+            "rdma:endpoint=" + publisherHost + ":0|provider=" + provider + "|term-length=256k", "3001",
+            Long.toString(MESSAGES)));
+        final Process publisher = new ProcessBuilder(publisherCommand).redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.PIPE).start();
+        Process subscriber = null;
+        try
+        {
+            final BufferedReader publisherOut = new BufferedReader(
+                new InputStreamReader(publisher.getInputStream(), StandardCharsets.UTF_8));
+            final String portLine = readLine(publisherOut, "PORT ", publisher);
+            final int port = Integer.parseInt(portLine.substring(5).trim());
+            assertTrue(port > 0, portLine);
+
+            final List<String> subscriberCommand = new ArrayList<>(subscriberPrefix);
+            subscriberCommand.addAll(java(subscriberProps.toArray(new String[0])));
+            subscriberCommand.addAll(List.of("subscribe", dir.resolve("sub").toString(),
+                "rdma:endpoint=" + subscriberTarget + ":" + port + "|provider=" + provider, "3001",
+                Long.toString(MESSAGES)));
+            final Path subscriberLog = dir.resolve("subscriber.log");
+            subscriber = new ProcessBuilder(subscriberCommand).redirectErrorStream(true)
+                .redirectOutput(subscriberLog.toFile()).start();
+            assertTrue(subscriber.waitFor(150, TimeUnit.SECONDS), "subscriber finished");
+            final String output = Files.readString(subscriberLog);
+            assertEquals(0, subscriber.exitValue(), output);
+            assertTrue(output.contains("RECEIVED " + MESSAGES + " OK"), output);
+
+            final OutputStream publisherIn = publisher.getOutputStream();
+            publisherIn.write("DONE\n".getBytes(StandardCharsets.UTF_8));
+            publisherIn.flush();
+            assertEquals("PUBLISHED " + MESSAGES, readLine(publisherOut, "PUBLISHED", publisher));
+            assertTrue(publisher.waitFor(30, TimeUnit.SECONDS));
+            assertEquals(0, publisher.exitValue());
+        }
+        finally
+        {
+            publisher.destroyForcibly();
+            if (null != subscriber)
+            {
+                subscriber.destroyForcibly();
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "shm", "tcp" })
+    void shouldDeliverBetweenProcesses(final String provider) throws Exception
+    {
+        runPair(List.of(), List.of(), provider, "127.0.0.1", "127.0.0.1", List.of(), List.of());
+    }
+
+    @Test
+    void shouldDeliverOverTcpBetweenNetworkNamespaces() throws Exception
+    {
+        final Class<?> pairClass = Class.forName("io.verbus.fabric.tcp.NetworkNamespacePair");
+        final Method unavailable = pairClass.getDeclaredMethod("unavailableReason");
+        unavailable.setAccessible(true);
+        final String reason = (String)unavailable.invoke(null);
+        Assumptions.assumeTrue(null == reason, "network namespaces unavailable: " + reason);
+
+        final Method create = pairClass.getDeclaredMethod("create");
+        create.setAccessible(true);
+        final AutoCloseable pair = (AutoCloseable)create.invoke(null);
+        try (pair)
+        {
+            final String namespaceA = (String)field(pairClass, "namespaceA").get(pair);
+            final String namespaceB = (String)field(pairClass, "namespaceB").get(pair);
+            final String addressA = (String)field(pairClass, "addressA").get(pair);
+            final String addressB = (String)field(pairClass, "addressB").get(pair);
+            runPair(List.of("ip", "netns", "exec", namespaceA), List.of("ip", "netns", "exec", namespaceB), "tcp",
+                addressA, addressA,
+                List.of("-D" + io.verbus.fabric.FabricContext.TCP_ADDRESS_PROP_NAME + "=" + addressA),
+                List.of("-D" + io.verbus.fabric.FabricContext.TCP_ADDRESS_PROP_NAME + "=" + addressB));
+        }
+    }
+
+    private static Field field(final Class<?> type, final String name) throws NoSuchFieldException
+    {
+        final Field field = type.getDeclaredField(name);
+        field.setAccessible(true);
+        return field;
+    }
+}

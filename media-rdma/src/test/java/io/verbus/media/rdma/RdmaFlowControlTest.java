@@ -1,0 +1,131 @@
+package io.verbus.media.rdma;
+
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import org.agrona.ExpandableArrayBuffer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The max and tagged strategies: who sets the pace, and what happens to a subscriber left behind. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RdmaFlowControlTest
+{
+    @TempDir
+    Path dir;
+
+    private final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+
+    /** Publish while polling only the given images; returns messages published. */
+    private long publishPolling(final RdmaRig rig, final long count, final TestImageSink.TestImage[] polled,
+        final MessageStream.Checker[] checkers)
+    {
+        long sequence = 0;
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (sequence < count)
+        {
+            if (System.nanoTime() > deadlineNs)
+            {
+                throw new AssertionError("stuck at " + sequence + ", limit " + rig.log.publisherLimit().get());
+            }
+            int work = 0;
+            final int length = MessageStream.encode(message, sequence);
+            if (rig.appender.offer(message, 0, length) > 0)
+            {
+                sequence++;
+                work++;
+            }
+            work += rig.dutyCycle();
+            for (int i = 0; i < polled.length; i++)
+            {
+                work += polled[i].poll(checkers[i], 256);
+            }
+            if (0 == work)
+            {
+                RdmaRig.sleepMicros(100);
+            }
+        }
+        return sequence;
+    }
+
+    @Test
+    void shouldLetTheFastestSetThePaceUnderMaxAndDisconnectASubscriberBeforeOverwritingIt()
+    {
+        try (RdmaRig rig = new RdmaRig(dir, "shm", 64 * 1024, null, "fc", "max", "window", "16k"))
+        {
+            final RdmaRig.Subscriber fast = rig.addSubscriber();
+            final RdmaRig.Subscriber stalled = rig.addSubscriber();
+            rig.awaitCondition("both admitted", 20_000, () -> rig.sender.subscriberCount() == 2 &&
+                fast.image() != null && stalled.image() != null && rig.log.isConnected());
+            final TestImageSink.TestImage stalledImage = stalled.image();
+            final MessageStream.Checker fastChecker = new MessageStream.Checker(0);
+
+            // Far more than a term passes while the stalled subscriber reads nothing.
+            final long published = publishPolling(rig, 5_000, new TestImageSink.TestImage[]{ fast.image() },
+                new MessageStream.Checker[]{ fastChecker });
+            assertTrue(rig.appender.position() > 3L * 64 * 1024, "the publisher ran past the stalled subscriber");
+            rig.awaitCondition("stalled subscriber disconnected", 10_000, () -> stalledImage.closed);
+            rig.awaitCondition("fast subscriber complete", 10_000, () ->
+            {
+                rig.dutyCycle();
+                fast.image().poll(fastChecker, 256);
+                return fastChecker.received == published;
+            });
+            assertNull(fastChecker.failure);
+            assertTrue(stalledImage.bound() - stalledImage.position <= 64 * 1024,
+                "the stalled image was never given more than a term beyond what it consumed");
+        }
+    }
+
+    @Test
+    void shouldPaceByTheTaggedGroupAndDropUntaggedLaggards()
+    {
+        try (RdmaRig rig = new RdmaRig(dir, "shm", 64 * 1024, null, "fc", "tagged", "gtag", "5", "window", "16k"))
+        {
+            final RdmaRig.Subscriber tagged = rig.addSubscriber("gtag", "5");
+            final RdmaRig.Subscriber untagged = rig.addSubscriber();
+            rig.awaitCondition("both admitted", 20_000, () -> rig.sender.subscriberCount() == 2 &&
+                tagged.image() != null && untagged.image() != null && rig.log.isConnected());
+            final TestImageSink.TestImage untaggedImage = untagged.image();
+            final MessageStream.Checker taggedChecker = new MessageStream.Checker(0);
+
+            final long published = publishPolling(rig, 5_000, new TestImageSink.TestImage[]{ tagged.image() },
+                new MessageStream.Checker[]{ taggedChecker });
+            rig.awaitCondition("untagged laggard disconnected", 10_000, () -> untaggedImage.closed);
+            rig.awaitCondition("tagged subscriber complete", 10_000, () ->
+            {
+                rig.dutyCycle();
+                tagged.image().poll(taggedChecker, 256);
+                return taggedChecker.received == published;
+            });
+            assertNull(taggedChecker.failure);
+
+            // Now the tagged subscriber stalls: the publisher is held at its position plus the window.
+            final TestImageSink.TestImage taggedImage = tagged.image();
+            final long stalledAt = taggedImage.position;
+            long sequence = published;
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (System.nanoTime() < deadlineNs)
+            {
+                final int length = MessageStream.encode(message, sequence);
+                if (rig.appender.offer(message, 0, length) > 0)
+                {
+                    sequence++;
+                }
+                else if (0 == rig.dutyCycle())
+                {
+                    RdmaRig.sleepMicros(500);
+                }
+            }
+            assertTrue(rig.appender.position() <= stalledAt + 16 * 1024,
+                "limit follows the tagged group: " + rig.appender.position() + " vs " + stalledAt);
+            assertTrue(!taggedImage.closed && tagged.image() == taggedImage,
+                "a tagged subscriber is never dropped for being slow");
+        }
+    }
+}

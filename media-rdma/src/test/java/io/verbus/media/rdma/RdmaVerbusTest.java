@@ -1,0 +1,209 @@
+package io.verbus.media.rdma;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import io.verbus.Publication;
+import io.verbus.Subscription;
+import io.verbus.ThreadingMode;
+import io.verbus.Verbus;
+import io.verbus.counters.CounterTypes;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.CountersReader;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Publications and subscriptions on {@code rdma:} channels through the public Verbus API. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RdmaVerbusTest
+{
+    @TempDir
+    static Path fabricDir;
+
+    @TempDir
+    Path dir;
+
+    private static String previousSecret;
+    private static String previousShmDir;
+
+    @BeforeAll
+    static void configure()
+    {
+        previousSecret = System.setProperty(RdmaSecret.SECRET_PROP_NAME, "verbus-api-test-secret-0123456789");
+        previousShmDir = System.setProperty(io.verbus.fabric.FabricContext.SHM_DIR_PROP_NAME, fabricDir.toString());
+    }
+
+    @AfterAll
+    static void restore()
+    {
+        restore(RdmaSecret.SECRET_PROP_NAME, previousSecret);
+        restore(io.verbus.fabric.FabricContext.SHM_DIR_PROP_NAME, previousShmDir);
+    }
+
+    private static void restore(final String name, final String value)
+    {
+        if (null == value)
+        {
+            System.clearProperty(name);
+        }
+        else
+        {
+            System.setProperty(name, value);
+        }
+    }
+
+    private Verbus launch()
+    {
+        return Verbus.launch(new Verbus.Context()
+            .dir(dir.resolve("verbus").toString())
+            .threadingMode(ThreadingMode.SHARED)
+            .idleStrategy("sleeping"));
+    }
+
+    static int controlPort(final CountersReader counters)
+    {
+        final int[] port = { -1 };
+        counters.forEach((counterId, typeId, keyBuffer, label) ->
+        {
+            if (RdmaCounters.CONTROL_PORT_TYPE_ID == typeId)
+            {
+                port[0] = (int)counters.getCounterValue(counterId);
+            }
+        });
+        return port[0];
+    }
+
+    @Test
+    void shouldDeliverThroughTheVerbusApiAndShowRdmaCounters()
+    {
+        try (Verbus verbus = launch())
+        {
+            final Publication publication =
+                verbus.addPublication("rdma:endpoint=127.0.0.1:0|provider=shm|term-length=64k", 2001);
+            final int port = controlPort(verbus.countersReader());
+            assertTrue(port > 0, "the control port is visible as a counter");
+            final Subscription subscription =
+                verbus.addSubscription("rdma:endpoint=127.0.0.1:" + port + "|provider=shm", 2001);
+
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+            final MessageStream.Checker checker = new MessageStream.Checker(0);
+            final UnsafeBuffer view = new UnsafeBuffer(0, 0);
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            long sequence = 0;
+            final long total = 20_000;
+            while (checker.received < total)
+            {
+                if (System.nanoTime() > deadlineNs)
+                {
+                    throw new AssertionError("stuck at " + sequence + " / received " + checker.received);
+                }
+                int work = 0;
+                if (sequence < total)
+                {
+                    final int length = MessageStream.encode(message, sequence);
+                    if (publication.offer(message, 0, length) > 0)
+                    {
+                        sequence++;
+                        work++;
+                    }
+                }
+                work += subscription.poll((buffer, offset, length, header) ->
+                {
+                    view.wrap(buffer, offset, length);
+                    checker.onFragment(view, 0, length);
+                }, 100);
+                if (0 == work)
+                {
+                    RdmaRig.sleepMicros(100);
+                }
+            }
+            assertNull(checker.failure);
+            assertTrue(publication.isConnected());
+
+            final List<Integer> types = new ArrayList<>();
+            verbus.countersReader().forEach((counterId, typeId, keyBuffer, label) -> types.add(typeId));
+            for (final int type : new int[]{ RdmaCounters.BYTES_POSTED_TYPE_ID, RdmaCounters.WRS_POSTED_TYPE_ID,
+                RdmaCounters.INLINE_WRS_TYPE_ID, RdmaCounters.SIGNALED_WRS_TYPE_ID,
+                RdmaCounters.COMPLETION_ERRORS_TYPE_ID, RdmaCounters.QP_STATE_TYPE_ID,
+                RdmaCounters.SUBSCRIBER_LAG_TYPE_ID })
+            {
+                assertTrue(types.contains(type), "counter type " + type + " (" + CounterTypes.typeName(type) +
+                    ") is allocated");
+            }
+        }
+    }
+
+    @Test
+    void shouldRejectBadRdmaChannelsNamingTheParameter()
+    {
+        try (Verbus verbus = launch())
+        {
+            final IllegalArgumentException fc = assertThrows(IllegalArgumentException.class,
+                () -> verbus.addPublication("rdma:endpoint=127.0.0.1:0|fc=fastest", 1));
+            assertTrue(fc.getMessage().contains("'fc'"), fc.getMessage());
+            final IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
+                () -> verbus.addSubscription("rdma:endpoint=127.0.0.1:1|colour=blue", 1));
+            assertTrue(unknown.getMessage().contains("colour"), unknown.getMessage());
+            final IllegalArgumentException endpoint = assertThrows(IllegalArgumentException.class,
+                () -> verbus.addSubscription("rdma:provider=shm", 1));
+            assertTrue(endpoint.getMessage().contains("'endpoint'"), endpoint.getMessage());
+        }
+    }
+
+    @Test
+    void shouldSendFromTheWriterThreadForAnExclusivePublication()
+    {
+        try (Verbus verbus = launch())
+        {
+            final var publication =
+                verbus.addExclusivePublication("rdma:endpoint=127.0.0.1:0|provider=shm|term-length=64k", 2002);
+            final int port = controlPort(verbus.countersReader());
+            final Subscription subscription =
+                verbus.addSubscription("rdma:endpoint=127.0.0.1:" + port + "|provider=shm", 2002);
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+            final MessageStream.Checker checker = new MessageStream.Checker(0);
+            final UnsafeBuffer view = new UnsafeBuffer(0, 0);
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            long sequence = 0;
+            while (checker.received < 5_000)
+            {
+                if (System.nanoTime() > deadlineNs)
+                {
+                    throw new AssertionError("stuck at " + sequence + " / received " + checker.received);
+                }
+                int work = 0;
+                if (sequence < 5_000)
+                {
+                    final int length = MessageStream.encode(message, sequence);
+                    if (publication.offer(message, 0, length) > 0)
+                    {
+                        sequence++;
+                        work++;
+                    }
+                }
+                work += subscription.poll((buffer, offset, length, header) ->
+                {
+                    view.wrap(buffer, offset, length);
+                    checker.onFragment(view, 0, length);
+                }, 100);
+                if (0 == work)
+                {
+                    RdmaRig.sleepMicros(100);
+                }
+            }
+            assertNull(checker.failure);
+            assertEquals(5_000, checker.received);
+        }
+    }
+}
