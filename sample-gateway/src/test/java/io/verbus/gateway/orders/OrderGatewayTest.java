@@ -1,0 +1,143 @@
+package io.verbus.gateway.orders;
+
+import io.verbus.gateway.LoopbackAccess;
+import io.verbus.sbe.orderentry.CancelOrderEncoder;
+import io.verbus.sbe.orderentry.ExecType;
+import io.verbus.sbe.orderentry.ExecutionReportDecoder;
+import io.verbus.sbe.orderentry.MessageHeaderDecoder;
+import io.verbus.sbe.orderentry.MessageHeaderEncoder;
+import io.verbus.sbe.orderentry.NewOrderEncoder;
+import io.verbus.sbe.orderentry.OrdType;
+import io.verbus.sbe.orderentry.OrderRejectDecoder;
+import io.verbus.sbe.orderentry.RejectReason;
+import io.verbus.sbe.orderentry.Side;
+import io.verbus.sbe.orderentry.TimeInForce;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+class OrderGatewayTest
+{
+    private static final long PRICE = 100_000_000_000L;
+
+    private final LoopbackAccess.Channel requests = LoopbackAccess.channel(64);
+    private final LoopbackAccess.Channel answers = LoopbackAccess.channel(64);
+    private final UnsafeBuffer buffer = new UnsafeBuffer(new byte[512]);
+
+    private OrderGateway gateway(final int fillPercent)
+    {
+        return new OrderGateway(requests.subscription(), answers.publication(), () -> 42L, 4, 50, 100,
+            fillPercent, 7);
+    }
+
+    private void newOrder(final long clOrdId, final int instrument, final Side side, final long qty, final long price)
+    {
+        final NewOrderEncoder encoder = new NewOrderEncoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
+        encoder.clOrdId(clOrdId).quantity(qty).tickTimeNanos(1000 + clOrdId).sendingTimeNanos(0)
+            .instrumentId(instrument).side(side).ordType(OrdType.LIMIT).timeInForce(TimeInForce.DAY)
+            .price().mantissa(price);
+        requests.publication().offer(buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+    }
+
+    private void cancel(final long clOrdId, final long origClOrdId)
+    {
+        final CancelOrderEncoder encoder = new CancelOrderEncoder()
+            .wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
+        encoder.clOrdId(clOrdId).origClOrdId(origClOrdId).instrumentId(0).side(Side.BUY);
+        requests.publication().offer(buffer, 0, MessageHeaderEncoder.ENCODED_LENGTH + encoder.encodedLength());
+    }
+
+    private ExecutionReportDecoder report(final int i)
+    {
+        return new ExecutionReportDecoder().wrapAndApplyHeader(answers.peek(i), 0, new MessageHeaderDecoder());
+    }
+
+    @Test
+    void shouldRejectOrdersFailingRiskChecksWithTheReasonAndEchoTheTickTime()
+    {
+        final OrderGateway gateway = gateway(100);
+        newOrder(1, 9, Side.BUY, 10, PRICE);
+        newOrder(2, 0, Side.BUY, 51, PRICE);
+        newOrder(3, 0, Side.BUY, 10, 0);
+        newOrder(4, 0, Side.BUY, 50, PRICE);
+        newOrder(5, 0, Side.BUY, 50, PRICE);
+        newOrder(6, 0, Side.BUY, 1, PRICE);
+        gateway.doWork();
+
+        assertEquals(6, answers.pending());
+        assertEquals(RejectReason.UNKNOWN_INSTRUMENT, report(0).rejectReason());
+        assertEquals(ExecType.REJECTED, report(0).execType());
+        assertEquals(1001, report(0).tickTimeNanos());
+        assertEquals(RejectReason.INVALID_QUANTITY, report(1).rejectReason());
+        assertEquals(RejectReason.INVALID_PRICE, report(2).rejectReason());
+        assertEquals(ExecType.FILL, report(3).execType());
+        assertEquals(50, report(3).lastQty());
+        assertEquals(PRICE, report(3).lastPx().mantissa());
+        assertEquals(ExecType.FILL, report(4).execType());
+        assertEquals(RejectReason.RISK_LIMIT, report(5).rejectReason(), "position 100 is the limit");
+        assertEquals(100, gateway.position(0));
+    }
+
+    @Test
+    void shouldAckOrdersItDoesNotFillAndCancelThemOnce()
+    {
+        final OrderGateway gateway = gateway(0);
+        newOrder(1, 2, Side.SELL, 10, PRICE);
+        cancel(2, 1);
+        cancel(3, 1);
+        gateway.doWork();
+
+        assertEquals(3, answers.pending());
+        assertEquals(ExecType.NEW, report(0).execType());
+        assertEquals(10, report(0).leavesQty());
+        assertEquals(ExecType.CANCELED, report(1).execType());
+        assertEquals(2, report(1).clOrdId());
+        final OrderRejectDecoder reject = new OrderRejectDecoder()
+            .wrapAndApplyHeader(answers.peek(2), 0, new MessageHeaderDecoder());
+        assertEquals(3, reject.clOrdId());
+        assertEquals(RejectReason.UNKNOWN_ORDER, reject.rejectReason());
+        assertEquals(CancelOrderEncoder.TEMPLATE_ID, reject.refTemplateId());
+        assertEquals(0, gateway.restingOrders());
+    }
+
+    @Test
+    void shouldAnswerEachOrderExactlyOnceWhenAnswersAreBackPressured()
+    {
+        final OrderGateway gateway = gateway(100);
+        for (int i = 1; i <= 5; i++)
+        {
+            newOrder(i, 1, Side.BUY, 1, PRICE);
+        }
+        answers.refuseNextOffers(3);
+        for (int cycle = 0; cycle < 10; cycle++)
+        {
+            gateway.doWork();
+        }
+
+        assertEquals(5, answers.pending());
+        for (int i = 0; i < 5; i++)
+        {
+            assertEquals(i + 1, report(i).clOrdId(), "in order, once each");
+        }
+        assertEquals(5, gateway.position(1), "state changed once per order, not per attempt");
+        assertEquals(3, gateway.counters().get(OrderGateway.BACK_PRESSURE));
+        assertEquals(5, gateway.counters().get(OrderGateway.ANSWERED));
+    }
+
+    @Test
+    void shouldAnswerATruncatedRequestWithAMalformedReject()
+    {
+        final OrderGateway gateway = gateway(100);
+        final NewOrderEncoder encoder = new NewOrderEncoder().wrapAndApplyHeader(buffer, 0, new MessageHeaderEncoder());
+        encoder.clOrdId(77).quantity(1).instrumentId(0).side(Side.BUY).price().mantissa(PRICE);
+        requests.publication().offer(buffer, 0, 30);
+        gateway.doWork();
+
+        final OrderRejectDecoder reject = new OrderRejectDecoder()
+            .wrapAndApplyHeader(answers.peek(0), 0, new MessageHeaderDecoder());
+        assertEquals(77, reject.clOrdId());
+        assertEquals(RejectReason.MALFORMED, reject.rejectReason());
+        assertEquals(0, gateway.position(0));
+    }
+}
