@@ -1,5 +1,6 @@
 package io.verbus.bench;
 
+import io.verbus.driver.Affinity;
 import org.HdrHistogram.Histogram;
 import org.agrona.concurrent.IdleStrategy;
 
@@ -77,7 +78,7 @@ public final class LatencyRunner
     {
         try
         {
-            ThreadAffinity.pinCurrentThread(settings.pingerCpu());
+            pin(settings.pingerCpu());
             final IdleStrategy idle = settings.idleStrategy().get();
             long sequence = 0;
 
@@ -139,7 +140,7 @@ public final class LatencyRunner
     {
         try
         {
-            ThreadAffinity.pinCurrentThread(settings.pongerCpu());
+            pin(settings.pongerCpu());
             final IdleStrategy idle = settings.idleStrategy().get();
             final long deadlineNs = System.nanoTime() + settings.latencyRunLimitNs();
             int spins = 0;
@@ -164,6 +165,19 @@ public final class LatencyRunner
     private long stallMs()
     {
         return TimeUnit.NANOSECONDS.toMillis(settings.stallTimeoutNs());
+    }
+
+    /**
+     * Pins the calling thread with bus-core's {@link Affinity} (sched_setaffinity through FFM).
+     *
+     * @param cpu the CPU, or {@link Affinity#NO_CPU}.
+     */
+    static void pin(final int cpu)
+    {
+        if (Affinity.NO_CPU != cpu)
+        {
+            Affinity.pinCurrentThread(cpu);
+        }
     }
 
     static boolean join(final Thread thread, final long timeoutNs)

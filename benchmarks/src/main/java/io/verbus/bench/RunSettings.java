@@ -1,9 +1,11 @@
 package io.verbus.bench;
 
+import io.verbus.driver.Affinity;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.YieldingIdleStrategy;
 
+import java.util.BitSet;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -47,14 +49,14 @@ public record RunSettings(
 
     /**
      * @param options the command line.
-     * @return settings for a real measurement: busy-spinning waits, pinned as the options say when the machine has
-     * the CPUs (else unpinned).
+     * @return settings for a real measurement: busy-spinning waits, pinned as the options say when this process may
+     * run on both CPUs (else unpinned, and the report says so).
      */
     public static RunSettings from(final BenchOptions options)
     {
-        final int cpus = Runtime.getRuntime().availableProcessors();
-        final boolean pin = ThreadAffinity.isSupported() &&
-            options.pingerCpu() >= 0 && options.pingerCpu() < cpus && options.pongerCpu() >= 0 && options.pongerCpu() < cpus;
+        final BitSet allowed = allowedCpus();
+        final boolean pin = options.pingerCpu() >= 0 && allowed.get(options.pingerCpu()) &&
+            options.pongerCpu() >= 0 && allowed.get(options.pongerCpu());
         return new RunSettings(
             options.warmupNs(),
             options.measureNs(),
@@ -80,6 +82,18 @@ public record RunSettings(
                 pingerCpu, pongerCpu, YieldingIdleStrategy::new);
         }
         return this;
+    }
+
+    private static BitSet allowedCpus()
+    {
+        try
+        {
+            return Affinity.allowedCpus();
+        }
+        catch (final RuntimeException | LinkageError ex)
+        {
+            return new BitSet(); // no sched_getaffinity here: run unpinned
+        }
     }
 
     public boolean pinned()

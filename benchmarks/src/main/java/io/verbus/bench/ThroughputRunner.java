@@ -104,7 +104,7 @@ public final class ThroughputRunner
         long sent = 0;
         try
         {
-            ThreadAffinity.pinCurrentThread(settings.pingerCpu());
+            LatencyRunner.pin(settings.pingerCpu());
             final IdleStrategy idle = settings.idleStrategy().get();
             final long startNs = System.nanoTime();
             result[0] = startNs;
@@ -180,7 +180,7 @@ public final class ThroughputRunner
     {
         try
         {
-            ThreadAffinity.pinCurrentThread(settings.pongerCpu());
+            LatencyRunner.pin(settings.pongerCpu());
             final IdleStrategy idle = settings.idleStrategy().get();
             long received = 0;
             long lastReceiptNs = System.nanoTime();

@@ -225,28 +225,31 @@ class HarnessRunTest
     }
 
     @Test
-    void shouldPinThreadToOneCpuAndNameTheCpuTheKernelRefuses() throws Exception
+    void shouldPinTheMeasuringThreadsWhenTheCpusExistAndRunUnpinnedOtherwise()
     {
-        final String[] outcome = new String[2];
-        final Thread thread = new Thread(() ->
-        {
-            ThreadAffinity.pinCurrentThread(0);
-            outcome[0] = "pinned";
-            try
-            {
-                ThreadAffinity.pinCurrentThread(1023);
-            }
-            catch (final IllegalStateException ex)
-            {
-                outcome[1] = ex.getMessage();
-            }
-        });
-        thread.start();
-        thread.join(10_000);
+        final RunSettings pinned = RunSettings.from(BenchOptions.parse("--cpus", "0,1"));
+        final RunSettings unpinned = RunSettings.from(BenchOptions.parse("--no-pin"));
 
-        assertEquals("pinned", outcome[0]);
-        assertTrue(null != outcome[1] && outcome[1].contains("cpu 1023") && outcome[1].contains("errno 22"),
-            String.valueOf(outcome[1]));
+        if (Runtime.getRuntime().availableProcessors() >= 2)
+        {
+            assertTrue(pinned.pinned());
+            assertEquals(0, pinned.pingerCpu());
+            assertEquals(1, pinned.pongerCpu());
+        }
+        assertFalse(unpinned.pinned());
+        assertEquals(-1, unpinned.pingerCpu());
+    }
+
+    @Test
+    void shouldYieldInsteadOfSpinningForContendersWithHelperThreads()
+    {
+        final RunSettings settings = RunSettings.from(BenchOptions.parse("--no-pin"));
+
+        assertTrue(settings.idleStrategy().get() instanceof org.agrona.concurrent.BusySpinIdleStrategy);
+        assertTrue(settings.forContender(new FabricWriteContender("tcp")).idleStrategy().get()
+            instanceof org.agrona.concurrent.YieldingIdleStrategy);
+        assertTrue(settings.forContender(new FabricWriteContender("shm")).idleStrategy().get()
+            instanceof org.agrona.concurrent.BusySpinIdleStrategy);
     }
 
     @Test
