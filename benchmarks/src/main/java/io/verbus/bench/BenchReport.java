@@ -11,6 +11,7 @@ import java.util.List;
  * @param loadAverageAtEnd the load average when the run ended, to show how busy the machine was.
  * @param quick           whether {@code --quick} was given.
  * @param pinning         how threads were pinned, in words.
+ * @param plan            how long each size was warmed up and measured, in words.
  * @param results         in the order they ran.
  */
 public record BenchReport(
@@ -19,6 +20,7 @@ public record BenchReport(
     String loadAverageAtEnd,
     boolean quick,
     String pinning,
+    String plan,
     List<BenchResult> results)
 {
     public BenchReport

@@ -4,6 +4,7 @@ import java.io.PrintStream;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One run of the harness: every contender, one after another in this process, latency then throughput, then the
@@ -50,7 +51,8 @@ public final class BenchRun
         {
             results.addAll(SeedComparison.run(this));
         }
-        return new BenchReport(startedAt, machine, MachineInfo.currentLoadAverage(), options.quick(), pinning(), results);
+        return new BenchReport(
+            startedAt, machine, MachineInfo.currentLoadAverage(), options.quick(), pinning(), plan(), results);
     }
 
     /**
@@ -175,6 +177,16 @@ public final class BenchRun
                 "set-up failed: " + LatencyRunner.describe(ex)));
         }
         log.println("bench:   " + contender.name() + " failed: " + LatencyRunner.describe(ex));
+    }
+
+    private String plan()
+    {
+        return String.format(java.util.Locale.ROOT,
+            "latency: %d ms warm-up, then %d ms or %d round trips per size; throughput: %d ms per size after a " +
+            "shorter warm-up; stall timeout %d ms",
+            TimeUnit.NANOSECONDS.toMillis(settings.warmupNs()), TimeUnit.NANOSECONDS.toMillis(settings.measureNs()),
+            settings.maxRoundTrips(), TimeUnit.NANOSECONDS.toMillis(settings.throughputNs()),
+            TimeUnit.NANOSECONDS.toMillis(settings.stallTimeoutNs()));
     }
 
     private String pinning()

@@ -31,6 +31,7 @@ public final class JsonReport
         field(out, 2, "jdk", machine.jdk()).append(",\n");
         field(out, 2, "os", machine.os()).append(",\n");
         field(out, 2, "threads", report.pinning()).append(",\n");
+        field(out, 2, "plan", report.plan()).append(",\n");
         field(out, 2, "loadAverageAtStart", machine.loadAverage()).append(",\n");
         field(out, 2, "loadAverageAtEnd", report.loadAverageAtEnd()).append('\n');
         indent(out, 1).append("},\n");

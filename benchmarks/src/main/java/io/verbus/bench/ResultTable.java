@@ -27,6 +27,7 @@ public final class ResultTable
             .append(machine.os()).append('\n')
             .append("jdk: ").append(machine.jdk()).append('\n')
             .append("threads: ").append(report.pinning()).append('\n')
+            .append("plan: ").append(report.plan()).append('\n')
             .append("load average at start: ").append(machine.loadAverage())
             .append(", at end: ").append(report.loadAverageAtEnd()).append('\n');
 

@@ -41,6 +41,7 @@ class ReportOutputTest
         assertEquals(2.0, machine.get("nproc"));
         assertEquals("Test CPU \"quoted\" <model>", machine.get("cpuModel"));
         assertEquals("Test JDK 25", machine.get("jdk"));
+        assertEquals("latency: 250 ms warm-up", machine.get("plan"));
 
         @SuppressWarnings("unchecked")
         final List<Map<String, Object>> results = (List<Map<String, Object>>)json.get("results");
@@ -78,6 +79,7 @@ class ReportOutputTest
         assertTrue(table.contains("Test CPU"), table);
         assertTrue(table.contains("2 CPUs"), table);
         assertTrue(table.contains("Test JDK 25"), table);
+        assertTrue(table.contains("plan: latency: 250 ms warm-up"), table);
         assertTrue(table.contains("LATENCY"), table);
         assertTrue(table.contains("THROUGHPUT"), table);
         assertTrue(table.contains(ResultTable.micros(histogram.getValueAtPercentile(50))), table);
@@ -94,7 +96,7 @@ class ReportOutputTest
         final Histogram floor = syntheticHistogram();
         final Histogram rdma = scaled(floor, 10);
         final Histogram aeron = scaled(floor, 2);
-        final BenchReport report = new BenchReport(Instant.parse("2026-11-29T12:30:00Z"), MACHINE, "0", true, "x",
+        final BenchReport report = new BenchReport(Instant.parse("2026-11-29T12:30:00Z"), MACHINE, "0", true, "x", "y",
             List.of(latency("floor", floor), latency("aeron-ipc", aeron), latency("verbus-rdma-shm-direct", rdma)));
 
         final String table = ResultTable.render(report);
@@ -152,7 +154,7 @@ class ReportOutputTest
     private static BenchReport report(final Histogram histogram)
     {
         return new BenchReport(Instant.parse("2026-11-29T12:30:00Z"), MACHINE, "0.40 0.50 0.60", true,
-            "pinned to CPUs 0 and 1", List.of(
+            "pinned to CPUs 0 and 1", "latency: 250 ms warm-up", List.of(
             new BenchResult(BenchResult.LATENCY, "floor", "one cache line", 32, BenchResult.Status.OK, null,
                 histogram, histogram.getTotalCount(), 10_000_000L, 20_000_000L),
             new BenchResult(BenchResult.THROUGHPUT, "floor", "ring", 1024, BenchResult.Status.OK, null,
