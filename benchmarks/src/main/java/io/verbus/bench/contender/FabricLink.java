@@ -62,18 +62,21 @@ final class FabricLink implements AutoCloseable
      */
     static String unavailableReason(final String provider)
     {
+        final boolean inBuild = Fabrics.providerNames().contains(provider);
+        if ("verbs".equals(provider) && !hasRdmaDevice())
+        {
+            return "no RDMA device on this host" + (inBuild ? "" : " (and the verbs provider is not in this build)");
+        }
+        return inBuild ? null : "fabric provider '" + provider + "' is not in this build";
+    }
+
+    /**
+     * @return true when the kernel lists an RDMA device (a real NIC or Soft-RoCE).
+     */
+    static boolean hasRdmaDevice()
+    {
         final String[] devices = INFINIBAND_DEVICES.list();
-        final boolean rdmaDevice = null != devices && devices.length > 0;
-        if (!Fabrics.providerNames().contains(provider))
-        {
-            return "fabric provider '" + provider + "' is not in this build" +
-                ("verbs".equals(provider) && !rdmaDevice ? "; no RDMA device on this host" : "");
-        }
-        if ("verbs".equals(provider) && !rdmaDevice)
-        {
-            return "no RDMA device on this host";
-        }
-        return null;
+        return null != devices && devices.length > 0;
     }
 
     /**

@@ -15,12 +15,10 @@ import io.verbus.bench.Ponger;
 import io.verbus.bench.StreamPair;
 import io.verbus.bench.StreamPublisher;
 import io.verbus.bench.StreamSubscriber;
-import io.verbus.fabric.Fabrics;
 import org.agrona.CloseHelper;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import java.io.File;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -85,7 +83,6 @@ public final class VerbusContender implements Contender
     private static final int FLUSH_EVERY_IDLE_POLLS = 16;
     /** A streaming publisher in sender-agent mode runs the agent after this many bytes, so it sends batches. */
     private static final int BYTES_PER_AGENT_CYCLE = 16 * 1024;
-    private static final File INFINIBAND_DEVICES = new File("/sys/class/infiniband");
 
     private final Variant variant;
     private final int pollsPerDutyCycle;
@@ -112,7 +109,7 @@ public final class VerbusContender implements Contender
             case RDMA_SHM_DIRECT -> "verbus rdma provider=shm, direct mode, a Verbus per end";
             case RDMA_SHM_AGENT -> "verbus rdma provider=shm, sender agent run by the publishing thread";
             case RDMA_TCP -> "verbus rdma provider=tcp (a software NIC thread per end), direct mode, waits yield";
-            case RDMA_VERBS -> "verbus rdma provider=verbs, direct mode" + (softRoce() ? " (Soft-RoCE rxe)" : "");
+            case RDMA_VERBS -> "verbus rdma provider=verbs, direct mode, on " + FabricLink.label("verbs");
         };
     }
 
@@ -125,19 +122,7 @@ public final class VerbusContender implements Contender
     @Override
     public String unavailableReason()
     {
-        if (variant.isRdma())
-        {
-            if (!Fabrics.providerNames().contains(variant.fabricProvider))
-            {
-                return "fabric provider '" + variant.fabricProvider + "' is not in this build" +
-                    (Variant.RDMA_VERBS == variant && !hasRdmaDevice() ? "; no RDMA device on this host" : "");
-            }
-            if (Variant.RDMA_VERBS == variant && !hasRdmaDevice())
-            {
-                return "no RDMA device on this host";
-            }
-        }
-        return null;
+        return variant.isRdma() ? FabricLink.unavailableReason(variant.fabricProvider) : null;
     }
 
     @Override
@@ -247,28 +232,6 @@ public final class VerbusContender implements Contender
     {
         return exclusive && publication instanceof ExclusivePublication exclusivePublication ?
             exclusivePublication.flush() : 0;
-    }
-
-    private boolean softRoce()
-    {
-        final String[] devices = INFINIBAND_DEVICES.list();
-        if (null != devices)
-        {
-            for (final String device : devices)
-            {
-                if (device.startsWith("rxe"))
-                {
-                    return true;
-                }
-            }
-        }
-        return false;
-    }
-
-    private static boolean hasRdmaDevice()
-    {
-        final String[] devices = INFINIBAND_DEVICES.list();
-        return null != devices && devices.length > 0;
     }
 
     /**
