@@ -194,8 +194,7 @@ public final class Verbus implements AutoCloseable
 
         private boolean concluded;
         private String dir = System.getProperty(DIR_PROP_NAME, defaultDir());
-        private ThreadingMode threadingMode =
-            ThreadingMode.valueOf(System.getProperty(THREADING_MODE_PROP_NAME, ThreadingMode.SHARED.name()));
+        private ThreadingMode threadingMode = threadingModeProperty();
         private String idleStrategy = System.getProperty(IDLE_STRATEGY_PROP_NAME, IDLE_STRATEGY_DEFAULT);
         private int conductorCpu = -1;
         private int senderCpu = -1;
@@ -210,6 +209,20 @@ public final class Verbus implements AutoCloseable
         private ErrorHandler errorHandler;
         private NanoClock nanoClock = SystemNanoClock.INSTANCE;
         private EpochNanoClock epochNanoClock = new SystemEpochNanoClock();
+
+        private static ThreadingMode threadingModeProperty()
+        {
+            final String value = System.getProperty(THREADING_MODE_PROP_NAME, ThreadingMode.SHARED.name());
+            try
+            {
+                return ThreadingMode.valueOf(value.trim().toUpperCase(java.util.Locale.ROOT));
+            }
+            catch (final IllegalArgumentException ex)
+            {
+                throw new IllegalArgumentException(THREADING_MODE_PROP_NAME + "=" + value +
+                    ": expected one of " + java.util.Arrays.toString(ThreadingMode.values()), ex);
+            }
+        }
 
         /** @return {@code /dev/shm/verbus-<user>} where /dev/shm exists, else the same under java.io.tmpdir. */
         public static String defaultDir()

@@ -1,6 +1,7 @@
 package io.verbus;
 
 import io.aeron.FragmentAssembler;
+import io.aeron.logbuffer.BufferClaim;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -113,11 +114,24 @@ class ConcurrentPublicationTest
         }
     }
 
+    private static long claimAndCommit(
+        final Publication publication, final BufferClaim bufferClaim, final UnsafeBuffer buffer, final int length)
+    {
+        final long result = publication.tryClaim(length, bufferClaim);
+        if (result > 0)
+        {
+            bufferClaim.buffer().putBytes(bufferClaim.offset(), buffer, 0, length);
+            bufferClaim.commit();
+        }
+        return result;
+    }
+
     private static void publish(final Publication publication, final int publisherId, final long deadlineNs)
     {
         final SplittableRandom random = new SplittableRandom(publisherId);
         final UnsafeBuffer buffer = new UnsafeBuffer(ByteBuffer.allocateDirect(4096));
         final CRC32C crc = new CRC32C();
+        final BufferClaim bufferClaim = new BufferClaim();
         for (long sequence = 0; sequence < MESSAGES_PER_PUBLISHER; sequence++)
         {
             // Mostly small messages, some spanning 2-3 frames so fragments of different publishers interleave.
@@ -133,9 +147,12 @@ class ConcurrentPublicationTest
             buffer.putLong(4, sequence);
             buffer.putInt(12, (int)crc.getValue());
 
+            // Odd sequences that fit one frame go through tryClaim/commit, the rest through offer.
+            final boolean claim = 1 == (sequence & 1) && length <= publication.maxPayloadLength();
             long result;
             int attempts = 0;
-            while ((result = publication.offer(buffer, 0, length)) < 0)
+            while ((result = claim ? claimAndCommit(publication, bufferClaim, buffer, length) :
+                publication.offer(buffer, 0, length)) < 0)
             {
                 if (Publication.CLOSED == result || Publication.MAX_POSITION_EXCEEDED == result ||
                     System.nanoTime() > deadlineNs)

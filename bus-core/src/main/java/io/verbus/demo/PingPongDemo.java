@@ -35,8 +35,8 @@ public final class PingPongDemo
     private static final int PING_STREAM_ID = 1001;
     private static final int PONG_STREAM_ID = 1002;
     private static final int FRAGMENT_LIMIT = 16;
-    private static final int SPINS_BEFORE_YIELD = 20_000;
-    private static final int YIELDS_BEFORE_PARK = 100;
+    private static final int SPINS_BEFORE_YIELD = 1_000;
+    private static final int YIELDS_BEFORE_PARK = 1_000;
 
     private static final String USAGE = """
         usage: verbus demo [--channel C]... [--messages N] [--warmup N] [--seconds S] [--length L] [--dir D]
@@ -111,8 +111,10 @@ public final class PingPongDemo
         {
             for (final String channel : channels)
             {
-                final Histogram histogram = run(verbus, channel, messages, warmup, seconds, length);
-                print(channel, length, histogram);
+                final long startNs = System.nanoTime();
+                final long[] completed = new long[1];
+                final Histogram histogram = run(verbus, channel, messages, warmup, seconds, length, completed);
+                print(channel, length, histogram, completed[0], System.nanoTime() - startNs);
             }
         }
         finally
@@ -126,7 +128,7 @@ public final class PingPongDemo
 
     private static Histogram run(
         final Verbus verbus, final String channel, final long messages, final long warmup, final long seconds,
-        final int length)
+        final int length, final long[] completed)
     {
         final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
         final Subscription pingSubscription = verbus.addSubscription(channel, PING_STREAM_ID);
@@ -136,6 +138,7 @@ public final class PingPongDemo
         final AtomicBoolean running = new AtomicBoolean(true);
         final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
 
+        final long[] receivedCount = new long[1];
         final Thread ponger = new Thread(() -> pong(pingSubscription, pongPublication, running), "ponger");
         ponger.setDaemon(true);
         ponger.start();
@@ -146,7 +149,7 @@ public final class PingPongDemo
 
             final UnsafeBuffer buffer = new UnsafeBuffer(ByteBuffer.allocateDirect(length));
             final IdleStrategy idle = newWaitStrategy();
-            final long[] received = new long[1];
+            final long[] received = receivedCount;
             final FragmentHandler onPong = (b, o, l, h) ->
             {
                 final long rtt = System.nanoTime() - b.getLong(o);
@@ -180,6 +183,7 @@ public final class PingPongDemo
         }
         finally
         {
+            completed[0] = receivedCount[0];
             running.set(false);
             try
             {
@@ -245,17 +249,40 @@ public final class PingPongDemo
         }
     }
 
-    private static void print(final String channel, final int length, final Histogram histogram)
+    private static void print(
+        final String channel, final int length, final Histogram histogram, final long completed, final long elapsedNs)
     {
         final long count = histogram.getTotalCount();
+        if (0 == count)
+        {
+            System.out.printf("channel=%-12s length=%d only %d round trips in %.1f s, fewer than the warm-up: the " +
+                "machine is too busy to measure (load average %s)%n",
+                channel, length, completed, elapsedNs / 1e9, loadAverage());
+            return;
+        }
         System.out.printf(
-            "channel=%-12s length=%d round-trips=%d  RTT us: p50=%.2f p90=%.2f p99=%.2f p99.9=%.2f max=%.2f%n",
+            "channel=%-12s length=%d round-trips=%d  RTT us: p50=%.2f p90=%.2f p99=%.2f p99.9=%.2f max=%.2f" +
+            "  (load average %s)%n",
             channel, length, count,
             histogram.getValueAtPercentile(50) / 1000.0,
             histogram.getValueAtPercentile(90) / 1000.0,
             histogram.getValueAtPercentile(99) / 1000.0,
             histogram.getValueAtPercentile(99.9) / 1000.0,
-            histogram.getMaxValue() / 1000.0);
+            histogram.getMaxValue() / 1000.0,
+            loadAverage());
+    }
+
+    private static String loadAverage()
+    {
+        try
+        {
+            final String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
+            return fields[0];
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            return "unknown";
+        }
     }
 
     private static String value(final String[] args, final int index, final String flag)

@@ -27,6 +27,7 @@ public final class NativeLog
     private final Position publisherPosition;
     private final int termLength;
     private final int window;
+    private final int limitUpdateThreshold;
     private volatile Position[] subscriberPositions = new Position[0];
     private long cleanPosition;
     private volatile boolean isClosed;
@@ -54,6 +55,7 @@ public final class NativeLog
         this.publisherPosition = publisherPosition;
         this.termLength = publicationLog.termLength();
         this.window = window;
+        this.limitUpdateThreshold = Math.max(window / 4, io.aeron.logbuffer.FrameDescriptor.FRAME_ALIGNMENT);
     }
 
     /** @return the driver-wide id of this log. */
@@ -173,7 +175,10 @@ public final class NativeLog
         if (0 == positions.length)
         {
             // No one reads: keep the limit where it is so nothing is written into terms that cannot be cleaned.
-            publicationLog.connected(false);
+            if (publicationLog.isConnected())
+            {
+                publicationLog.connected(false);
+            }
             return 0;
         }
 
@@ -185,13 +190,21 @@ public final class NativeLog
 
         int work = cleanTo(minSubscriberPosition - termLength);
         final Position limit = publicationLog.publisherLimit();
-        final long newLimit = isClosed ? limit.get() : minSubscriberPosition + window;
-        if (newLimit != limit.get())
+        final long currentLimit = limit.get();
+        final long proposedLimit = minSubscriberPosition + window;
+        // Raise the limit in steps of a quarter window (or when the publisher is already at it), not per message:
+        // fewer writes to a line the publisher reads on every offer, and the conductor can idle while traffic flows.
+        if (!isClosed && proposedLimit > currentLimit &&
+            (proposedLimit - currentLimit >= limitUpdateThreshold || producerPosition >= currentLimit))
         {
-            limit.setRelease(newLimit);
+            limit.setRelease(proposedLimit);
             work = 1;
         }
-        publicationLog.connected(!isClosed);
+        if (publicationLog.isConnected() == isClosed)
+        {
+            publicationLog.connected(!isClosed);
+            work = 1;
+        }
         return work;
     }
 

@@ -64,6 +64,28 @@ class AffinityTest
             final var publication = verbus.addPublication("ipc", 1);
             TestSupport.await("connected", publication::isConnected);
             assertEquals(1, subscription.imageCount());
+
+            // The kernel's view: each agent thread (comm "verbus-...") may run on the pinned CPU only.
+            final java.util.List<String> allowed = new java.util.ArrayList<>();
+            try (java.util.stream.Stream<Path> tasks = java.nio.file.Files.list(Path.of("/proc/self/task")))
+            {
+                for (final Path task : tasks.toList())
+                {
+                    final String comm = java.nio.file.Files.readString(task.resolve("comm")).trim();
+                    if (comm.startsWith("verbus-"))
+                    {
+                        allowed.add(java.nio.file.Files.readAllLines(task.resolve("status")).stream()
+                            .filter(line -> line.startsWith("Cpus_allowed_list:"))
+                            .map(line -> line.substring(line.indexOf(':') + 1).trim())
+                            .findFirst().orElse("?"));
+                    }
+                }
+            }
+            catch (final java.io.IOException ex)
+            {
+                throw new java.io.UncheckedIOException(ex);
+            }
+            assertEquals(java.util.List.of(String.valueOf(cpu), String.valueOf(cpu), String.valueOf(cpu)), allowed);
         }
     }
 
