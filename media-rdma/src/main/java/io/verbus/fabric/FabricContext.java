@@ -1,5 +1,7 @@
 package io.verbus.fabric;
 
+import org.agrona.ErrorHandler;
+
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -21,7 +23,7 @@ public final class FabricContext
     /** How long an shm peer may miss heartbeats before it is declared dead. */
     public static final String SHM_LIVENESS_TIMEOUT_PROP_NAME = "verbus.fabric.shm.liveness.timeout.ns";
     /** Default shm liveness timeout. */
-    public static final long SHM_LIVENESS_TIMEOUT_DEFAULT_NS = TimeUnit.MILLISECONDS.toNanos(500);
+    public static final long SHM_LIVENESS_TIMEOUT_DEFAULT_NS = TimeUnit.SECONDS.toNanos(1);
     /** IP address the tcp device listens on and advertises in its GID. */
     public static final String TCP_ADDRESS_PROP_NAME = "verbus.fabric.tcp.address";
     /** Default tcp address. */
@@ -38,6 +40,11 @@ public final class FabricContext
     private String tcpAddress = System.getProperty(TCP_ADDRESS_PROP_NAME, TCP_ADDRESS_DEFAULT);
     private long tcpConnectTimeoutNs = Long.getLong(TCP_CONNECT_TIMEOUT_PROP_NAME, TCP_CONNECT_TIMEOUT_DEFAULT_NS);
     private FaultInjection faultInjection = new FaultInjection();
+    private ErrorHandler errorHandler = error ->
+    {
+        System.err.println("verbus fabric: unexpected error in a provider thread");
+        error.printStackTrace(System.err);
+    };
 
     public FabricContext shmDirectory(final Path directory)
     {
@@ -116,6 +123,22 @@ public final class FabricContext
     public long tcpConnectTimeoutNs()
     {
         return tcpConnectTimeoutNs;
+    }
+
+    /**
+     * @param errorHandler told about unexpected errors in provider threads (the tcp NIC); the rdma media
+     *                     passes the driver's error handler so they are logged and counted.
+     * @return this.
+     */
+    public FabricContext errorHandler(final ErrorHandler errorHandler)
+    {
+        this.errorHandler = Objects.requireNonNull(errorHandler, "errorHandler");
+        return this;
+    }
+
+    public ErrorHandler errorHandler()
+    {
+        return errorHandler;
     }
 
     /**

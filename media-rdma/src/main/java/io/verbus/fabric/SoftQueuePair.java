@@ -20,6 +20,7 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
     /** Opcodes by ordinal, for executors decoding {@link #sqOpcode}. */
     protected static final WorkRequestOpcode[] WR_OPCODES = WorkRequestOpcode.values();
     /** An absolute view of the address space, for the INLINE copy that names no region (as verbs memcpy). */
+    @SuppressWarnings("restricted")
     protected static final MemorySegment ALL_MEMORY = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
 
     private static final VarHandle SQ_TAIL;

@@ -74,6 +74,7 @@ public final class ShmDevice extends SoftDevice
         try
         {
             Files.createDirectories(directory);
+            ShmStaleDevices.sweep(context.shmDirectory(), livenessTimeoutNs);
         }
         catch (final IOException ex)
         {

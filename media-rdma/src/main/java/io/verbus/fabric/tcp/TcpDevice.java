@@ -45,7 +45,7 @@ public final class TcpDevice extends SoftDevice
         this.nic = new TcpNic(this, server, context);
         this.runner = new AgentRunner(
             new BackoffIdleStrategy(100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(100)),
-            Throwable::printStackTrace,
+            context.errorHandler(),
             null,
             nic);
         AgentRunner.startOnThread(runner);

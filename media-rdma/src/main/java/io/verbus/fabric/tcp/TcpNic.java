@@ -107,7 +107,6 @@ final class TcpNic implements Agent
 
     void requestDial(final TcpQueuePair qp)
     {
-        qp.dialStartedNs = System.nanoTime();
         offer(() -> dial(qp));
     }
 
@@ -223,6 +222,7 @@ final class TcpNic implements Agent
         {
             return;
         }
+        qp.dialStartedNs = System.nanoTime();
         try
         {
             final SocketChannel channel = SocketChannel.open();

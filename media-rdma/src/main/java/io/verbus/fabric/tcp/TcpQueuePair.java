@@ -1,17 +1,16 @@
 package io.verbus.fabric.tcp;
 
+import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.QueuePairConfig;
 import io.verbus.fabric.QueuePairConnectionInfo;
+import io.verbus.fabric.QueuePairState;
+import io.verbus.fabric.SendFlags;
+import io.verbus.fabric.SoftMemoryPlacement;
 import io.verbus.fabric.SoftMemoryRegion;
 import io.verbus.fabric.SoftProtectionDomain;
 import io.verbus.fabric.SoftQueuePair;
 import io.verbus.fabric.WorkCompletionOpcode;
 import io.verbus.fabric.WorkCompletionStatus;
-
-import io.verbus.fabric.AccessFlags;
-import io.verbus.fabric.QueuePairState;
-import io.verbus.fabric.SendFlags;
-import io.verbus.fabric.SoftMemoryPlacement;
 import io.verbus.fabric.WorkRequestOpcode;
 
 import java.io.IOException;
@@ -19,11 +18,11 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
-import java.nio.ByteBuffer;
-import java.util.concurrent.TimeUnit;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
 
 /**
  * An RC QP of the tcp provider. The application thread posts into the queues; the device's NIC thread does
@@ -49,7 +48,6 @@ final class TcpQueuePair extends SoftQueuePair
     /** Index of a WR that failed a local check at transmit time, and why; -1 if none. */
     long localFailureIndex = -1;
     WorkCompletionStatus localFailureStatus;
-    boolean dialRequested;
 
     TcpQueuePair(
         final TcpDevice device, final SoftProtectionDomain pd, final QueuePairConfig config, final int qpNumber)

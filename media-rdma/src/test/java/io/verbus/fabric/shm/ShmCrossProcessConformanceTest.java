@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  */
 class ShmCrossProcessConformanceTest extends FabricConformanceTest
 {
-    static final long LIVENESS_TIMEOUT_NS = TimeUnit.MILLISECONDS.toNanos(500);
+    static final long LIVENESS_TIMEOUT_NS = TimeUnit.MILLISECONDS.toNanos(1500);
 
     private final Path directory;
 

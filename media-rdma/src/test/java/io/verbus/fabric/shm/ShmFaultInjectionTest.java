@@ -46,7 +46,7 @@ class ShmFaultInjectionTest extends SoftFaultInjectionTest
     @Override
     protected FabricContext newContext()
     {
-        return new FabricContext().shmDirectory(directory).shmLivenessTimeoutNs(TimeUnit.MILLISECONDS.toNanos(300));
+        return new FabricContext().shmDirectory(directory).shmLivenessTimeoutNs(TimeUnit.SECONDS.toNanos(1));
     }
 
     @Test

@@ -73,6 +73,7 @@ final class NetworkNamespacePair implements AutoCloseable
 
     static NetworkNamespacePair create()
     {
+        deleteLeftoversOfDeadRuns();
         final NetworkNamespacePair pair = new NetworkNamespacePair();
         try
         {
@@ -96,6 +97,40 @@ final class NetworkNamespacePair implements AutoCloseable
         {
             pair.close();
             throw ex;
+        }
+    }
+
+    /**
+     * Namespaces are named vbf(a|b)(pid hex)(4 hex digits): delete those whose creating process is gone
+     * (a run killed before its clean-up).
+     */
+    private static void deleteLeftoversOfDeadRuns()
+    {
+        try
+        {
+            final Process list = new ProcessBuilder("ip", "netns", "list").redirectErrorStream(true).start();
+            final String output = new String(list.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            list.waitFor(30, TimeUnit.SECONDS);
+            for (final String line : output.split("\n"))
+            {
+                final String name = line.trim().split(" ")[0];
+                if (name.matches("vbf[ab][0-9a-f]+[0-9a-f]{4}"))
+                {
+                    final long pid = Long.parseLong(name.substring(4, name.length() - 4), 16);
+                    if (ProcessHandle.of(pid).map(process -> !process.isAlive()).orElse(true))
+                    {
+                        new ProcessBuilder("ip", "netns", "del", name).start().waitFor(30, TimeUnit.SECONDS);
+                    }
+                }
+            }
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            System.err.println("could not sweep leftover test namespaces: " + ex);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -127,6 +162,7 @@ final class NetworkNamespacePair implements AutoCloseable
     /**
      * Move the calling thread into a namespace of this pair.
      */
+    @SuppressWarnings("restricted")
     static void enter(final String namespace)
     {
         final Linker linker = Linker.nativeLinker();
