@@ -1,12 +1,6 @@
 package io.verbus.media.rdma;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -22,6 +16,7 @@ import io.verbus.media.MediaContext;
 import io.verbus.media.PublicationLog;
 import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
 import io.verbus.media.rdma.protocol.HandshakeException;
+import io.verbus.media.rdma.protocol.PrefixedTransport;
 import io.verbus.media.rdma.protocol.PublisherHandshake;
 import io.verbus.media.rdma.protocol.SlotLayout;
 import io.verbus.media.rdma.protocol.SocketMessageTransport;
@@ -45,8 +40,7 @@ final class PublisherControl implements AutoCloseable
     private final byte[] secret;
     private final ManyToOneConcurrentArrayQueue<SubscriberConnection> newConnections;
     private final CountersManager countersManager;
-    private final ServerSocket serverSocket;
-    private final Thread acceptThread;
+    private final ControlListener listener;
     private final BlockPool statusSlots;
     private final BlockPool sourceBlocks;
     private final String name;
@@ -85,31 +79,18 @@ final class PublisherControl implements AutoCloseable
         final int sourceLength = params.queueDepth() * SlotLayout.BLOCK_LENGTH;
         sourceBlocks = new BlockPool(endpoint.device().allocateMemory((long)maxSubscribers * sourceLength),
             sourceLength);
-        try
-        {
-            serverSocket = new ServerSocket();
-            serverSocket.setReuseAddress(true);
-            serverSocket.bind(new InetSocketAddress(params.endpointHost(), params.endpointPort()), 64);
-            serverSocket.setSoTimeout(100);
-        }
-        catch (final IOException ex)
-        {
-            throw new UncheckedIOException("rdma publication " + name + ": cannot listen on " +
-                params.endpointHost() + ":" + params.endpointPort() + " (endpoint): " + ex.getMessage(), ex);
-        }
+        listener = ControlListener.register(params.endpointHost(), params.endpointPort(), log.streamId(),
+            stepTimeoutMs, this::onConnection);
         portCounter = RdmaCounters.allocate(countersManager, RdmaCounters.CONTROL_PORT_TYPE_ID,
             "rdma control port: " + name + " " + params.endpointHost());
-        RdmaCounters.set(portCounter, serverSocket.getLocalPort());
+        RdmaCounters.set(portCounter, listener.port());
         rejectedCounter = RdmaCounters.allocate(countersManager, RdmaCounters.HANDSHAKES_REJECTED_TYPE_ID,
             "rdma handshakes rejected: " + name);
-        acceptThread = Thread.ofPlatform().daemon().name("verbus-rdma-pub-" + log.streamId() + "-" + port())
-            .unstarted(this::acceptLoop);
-        acceptThread.start();
     }
 
     int port()
     {
-        return serverSocket.getLocalPort();
+        return listener.port();
     }
 
     int registeredRegionCount()
@@ -122,44 +103,29 @@ final class PublisherControl implements AutoCloseable
         return liveQueuePairs.get();
     }
 
+    /** @return handshakes this publication refused plus connections its endpoint refused before dispatch. */
     long rejectedHandshakes()
     {
-        return rejected.get();
+        return rejected.get() + listener.rejectedHandshakes();
     }
 
-    private void acceptLoop()
+    /** A connection whose HELLO names this stream, on its own virtual thread. */
+    private void onConnection(final SocketMessageTransport socketTransport, final byte[] hello)
     {
-        while (running)
+        if (!running)
         {
-            try
-            {
-                final Socket socket = serverSocket.accept();
-                final Thread handler = Thread.ofVirtual().name("verbus-rdma-handshake-" + log.streamId())
-                    .unstarted(() -> handle(socket));
-                handlers.add(handler);
-                handler.start();
-            }
-            catch (final SocketTimeoutException ignore)
-            {
-                // check running
-            }
-            catch (final IOException ex)
-            {
-                if (running)
-                {
-                    LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": accept failed: " + ex);
-                }
-            }
+            socketTransport.close();
+            return;
         }
+        handlers.add(Thread.currentThread());
+        handle(socketTransport, hello);
     }
 
-    private void handle(final Socket socket)
+    private void handle(final SocketMessageTransport transport, final byte[] hello)
     {
-        SocketMessageTransport transport = null;
         SubscriberConnection connection = null;
         try
         {
-            transport = new SocketMessageTransport(socket);
             final SocketMessageTransport t = transport;
             final PublisherHandshake handshake = new PublisherHandshake(
                 new HandshakeAuthenticator(secret),
@@ -167,7 +133,8 @@ final class PublisherControl implements AutoCloseable
                     io.aeron.logbuffer.LogBufferDescriptor.mtuLength(log.logBuffers().metaDataBuffer()),
                     endpoint.providerId()),
                 stepTimeoutMs);
-            final PublisherHandshake.Admission admission = handshake.run(transport, new PublisherHandshake.Resources()
+            final PublisherHandshake.Admission admission = handshake.run(
+                new PrefixedTransport(transport, hello), new PublisherHandshake.Resources()
             {
                 public PublisherHandshake.Admission admit(final PublisherHandshake.SubscriberOffer offer)
                     throws HandshakeException
@@ -201,13 +168,12 @@ final class PublisherControl implements AutoCloseable
             rejected.incrementAndGet();
             RdmaCounters.set(rejectedCounter, rejected.get());
             LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": rejected handshake from " +
-                (null == transport ? socket.getRemoteSocketAddress() : transport.peer()) + ": " + ex.getMessage() +
-                "; nothing registered for it");
+                transport.peer() + ": " + ex.getMessage() + "; nothing registered for it");
         }
-        catch (final IOException | RuntimeException ex)
+        catch (final RuntimeException ex)
         {
             LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": control connection from " +
-                socket.getRemoteSocketAddress() + " failed: " + ex);
+                transport.peer() + " failed: " + ex);
             if (null != connection)
             {
                 connection.requestClose("control failure: " + ex);
@@ -216,20 +182,7 @@ final class PublisherControl implements AutoCloseable
         }
         finally
         {
-            if (null != transport)
-            {
-                transport.close();
-            }
-            else
-            {
-                try
-                {
-                    socket.close();
-                }
-                catch (final IOException ignore)
-                {
-                }
-            }
+            transport.close();
             handlers.remove(Thread.currentThread());
         }
     }
@@ -248,6 +201,7 @@ final class PublisherControl implements AutoCloseable
         CompletionQueue cq = null;
         QueuePair qp = null;
         RdmaCounters.Connection counters = null;
+        SubscriberConnection connection = null;
         try
         {
             // REMOTE_WRITE only (verbs requires LOCAL_WRITE with it); just this subscriber's slot.
@@ -274,11 +228,15 @@ final class PublisherControl implements AutoCloseable
             final String connectionName = name + " subscriber=" + id + " peer=" + offer.peer();
             counters = new RdmaCounters.Connection(countersManager, connectionName);
             final int inlineLimit = Math.min(params.inlineLength(), qp.maxInlineData());
-            final SubscriberConnection connection = new SubscriberConnection(id, connectionName, qp, cq,
+            connection = new SubscriberConnection(id, connectionName, qp, cq,
                 statusRegion, slot, sourceRegion, offer.ringAddress(), offer.ringRkey(), offer.counterAddress(),
                 offer.counterRkey(), offer.hasGroupTag(), offer.groupTag(), inlineLimit, counters, transport);
             if (!newConnections.offer(connection))
             {
+                final SubscriberConnection refused = connection;
+                connection = null;
+                refused.retired = true;
+                freeParts(slot, statusRegion, sourceRegion, cq, qp, counters);
                 throw new HandshakeException(HandshakeException.Reason.RESOURCES, "sender queue full");
             }
             final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(stepTimeoutMs);
@@ -299,16 +257,29 @@ final class PublisherControl implements AutoCloseable
         }
         catch (final HandshakeException ex)
         {
-            if (null == counters)
+            if (null != connection)
+            {
+                // Queued for the sender: it retires the connection (or already did), then it is freed here.
+                connection.requestClose("handshake failed: " + ex.getMessage());
+                awaitRetiredThenFree(connection);
+            }
+            else if (null == counters)
             {
                 freeParts(slot, statusRegion, sourceRegion, cq, qp, null);
             }
-            // else: the connection was queued; the sender retires it and the handler frees it afterwards
             throw ex;
         }
         catch (final RuntimeException ex)
         {
-            freeParts(slot, statusRegion, sourceRegion, cq, qp, counters);
+            if (null != connection)
+            {
+                connection.requestClose("admission failed: " + ex);
+                awaitRetiredThenFree(connection);
+            }
+            else
+            {
+                freeParts(slot, statusRegion, sourceRegion, cq, qp, counters);
+            }
             throw new HandshakeException(HandshakeException.Reason.RESOURCES,
                 "cannot set up the connection: " + ex.getMessage(), ex);
         }
@@ -374,13 +345,10 @@ final class PublisherControl implements AutoCloseable
 
     void stopAccepting()
     {
-        running = false;
-        try
+        if (running)
         {
-            serverSocket.close();
-        }
-        catch (final IOException ignore)
-        {
+            running = false;
+            ControlListener.unregister(listener, log.streamId());
         }
     }
 
@@ -389,7 +357,6 @@ final class PublisherControl implements AutoCloseable
         stopAccepting();
         try
         {
-            acceptThread.join(TimeUnit.SECONDS.toMillis(5));
             for (final Thread handler : handlers.toArray(new Thread[0]))
             {
                 handler.join(TimeUnit.SECONDS.toMillis(15));

@@ -36,7 +36,7 @@ public final class RdmaChannelParams
 
     public static final int TERM_MIN_LENGTH = 64 * 1024;
     public static final int TERM_MAX_LENGTH = 1024 * 1024 * 1024;
-    public static final int TERM_DEFAULT_LENGTH = 16 * 1024 * 1024;
+    public static final int TERM_DEFAULT_LENGTH = 1024 * 1024;
     public static final int MTU_DEFAULT_LENGTH = 1408;
     public static final int MTU_MIN_LENGTH = 64;
     public static final int MTU_MAX_LENGTH = 65504;

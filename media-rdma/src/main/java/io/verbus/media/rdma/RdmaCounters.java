@@ -15,7 +15,7 @@ public final class RdmaCounters
     public static final int INLINE_WRS_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 2;
     public static final int SIGNALED_WRS_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 3;
     public static final int COMPLETION_ERRORS_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 4;
-    /** Value: {@link io.verbus.fabric.QueuePairState} ordinal. */
+    /** Value: the verbs code of the {@link io.verbus.fabric.QueuePairState} (RESET 0, INIT 1, RTR 2, RTS 3, ERR 6). */
     public static final int QP_STATE_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 5;
     /** Publisher side: bytes the subscriber has not consumed yet; subscriber side: bytes not polled yet. */
     public static final int SUBSCRIBER_LAG_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 6;

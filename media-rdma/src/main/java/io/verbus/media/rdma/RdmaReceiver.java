@@ -285,7 +285,7 @@ public final class RdmaReceiver implements MediaReceiver
             if (!connection.closeRequested)
             {
                 final QueuePairState state = connection.qp.state();
-                RdmaCounters.set(connection.counters.qpState, state.ordinal());
+                RdmaCounters.set(connection.counters.qpState, state.code());
                 if (QueuePairState.ERR == state)
                 {
                     connection.requestClose("QP entered the error state");

@@ -4,9 +4,11 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 
 import io.aeron.logbuffer.FrameDescriptor;
-import io.verbus.fabric.AccessFlags;
+import io.verbus.fabric.FabricContext;
+import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.PostResult;
+import io.verbus.fabric.QueuePairState;
 import io.verbus.fabric.SendFlags;
 import io.verbus.fabric.WorkCompletion;
 import io.verbus.fabric.WorkCompletionStatus;
@@ -85,7 +87,7 @@ public final class RdmaSender implements MediaSender
         final MediaContext context,
         final RdmaChannelParams params,
         final PublicationLog log,
-        final io.verbus.fabric.FabricContext fabricContext,
+        final FabricContext fabricContext,
         final byte[] secret)
     {
         this.log = log;
@@ -99,7 +101,7 @@ public final class RdmaSender implements MediaSender
         this.windowLength = params.windowLength(termLength);
 
         final String providerName = RdmaChannelParams.Provider.AUTO == params.provider() ?
-            io.verbus.fabric.Fabrics.AUTO : FabricEndpoint.providerName(params.provider());
+            Fabrics.AUTO : FabricEndpoint.providerName(params.provider());
         endpoint = FabricEndpoint.open(providerName, fabricContext);
         try
         {
@@ -221,6 +223,11 @@ public final class RdmaSender implements MediaSender
         SubscriberConnection connection;
         while (null != (connection = newConnections.poll()))
         {
+            if (connection.closeRequested)
+            {
+                connection.retired = true; // its handshake failed while it waited in the queue
+                continue;
+            }
             // A late joiner starts at the current committed position; it counts in flow control at once.
             scan();
             connection.sentPosition = scanPosition;
@@ -482,9 +489,9 @@ public final class RdmaSender implements MediaSender
             }
             if (!connection.closeRequested)
             {
-                final io.verbus.fabric.QueuePairState state = connection.qp.state();
-                RdmaCounters.set(connection.counters.qpState, state.ordinal());
-                if (io.verbus.fabric.QueuePairState.ERR == state)
+                final QueuePairState state = connection.qp.state();
+                RdmaCounters.set(connection.counters.qpState, state.code());
+                if (QueuePairState.ERR == state)
                 {
                     connection.requestClose("QP entered the error state");
                 }

@@ -3,6 +3,7 @@ package io.verbus.media.rdma;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.QueuePair;
+import io.verbus.media.rdma.protocol.SlotLayout;
 import io.verbus.media.rdma.protocol.SocketMessageTransport;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -86,7 +87,7 @@ final class SubscriberConnection
         this.statusBlock = new UnsafeBuffer(statusRegion.address(), (int)statusRegion.length());
         this.sourceRegion = sourceRegion;
         this.sourceBlocks = new UnsafeBuffer(sourceRegion.address(), (int)sourceRegion.length());
-        this.sourceBlockCount = (int)(sourceRegion.length() / io.verbus.media.rdma.protocol.SlotLayout.BLOCK_LENGTH);
+        this.sourceBlockCount = (int)(sourceRegion.length() / SlotLayout.BLOCK_LENGTH);
         this.ringAddress = ringAddress;
         this.ringRkey = ringRkey;
         this.counterAddress = counterAddress;
@@ -94,7 +95,7 @@ final class SubscriberConnection
         this.hasGroupTag = hasGroupTag;
         this.groupTag = groupTag;
         this.inlineLimit = inlineLimit;
-        this.positionInline = qp.maxInlineData() >= io.verbus.media.rdma.protocol.SlotLayout.WRITE_LENGTH;
+        this.positionInline = qp.maxInlineData() >= SlotLayout.WRITE_LENGTH;
         this.sendQueueDepth = qp.maxSendWorkRequests();
         this.counters = counters;
         this.transport = transport;

@@ -224,7 +224,7 @@ final class SubscriberControl implements AutoCloseable
             throw new HandshakeException(HandshakeException.Reason.RESOURCES, "receiver queue full");
         }
         connectionsMade.incrementAndGet();
-        LOGGER.log(System.Logger.Level.INFO, "rdma subscription " + connection.name + ": connected at position " +
+        LOGGER.log(System.Logger.Level.DEBUG, "rdma subscription " + connection.name + ": connected at position " +
             handshakeResult.accepted().joinPosition() + " over " + connection.endpoint.providerName());
         return connection;
     }

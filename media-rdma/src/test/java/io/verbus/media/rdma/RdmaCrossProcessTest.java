@@ -105,7 +105,7 @@ class RdmaCrossProcessTest
             assertTrue(subscriber.waitFor(150, TimeUnit.SECONDS), "subscriber finished");
             final String output = Files.readString(subscriberLog);
             assertEquals(0, subscriber.exitValue(), output);
-            assertTrue(output.contains("RECEIVED " + MESSAGES + " OK"), output);
+            assertTrue(output.contains("RECEIVED " + MESSAGES + " OK first=0"), output);
 
             final OutputStream publisherIn = publisher.getOutputStream();
             publisherIn.write("DONE\n".getBytes(StandardCharsets.UTF_8));
@@ -154,6 +154,114 @@ class RdmaCrossProcessTest
                 List.of("-D" + io.verbus.fabric.FabricContext.TCP_ADDRESS_PROP_NAME + "=" + addressA),
                 List.of("-D" + io.verbus.fabric.FabricContext.TCP_ADDRESS_PROP_NAME + "=" + addressB));
         }
+    }
+
+    @Test
+    void shouldReleaseEverythingWhenASubscriberProcessIsKilledAndServeItsSuccessor() throws Exception
+    {
+        try (RdmaRig rig = new RdmaRig(dir, "shm", 256 * 1024, null, "heartbeat", "20ms", "timeout", "1s"))
+        {
+            final String secret = new String(RdmaRig.SECRET, StandardCharsets.US_ASCII);
+            final java.util.function.Supplier<List<String>> subscriberCommand = () ->
+            {
+                final List<String> command = java("-D" + RdmaSecret.SECRET_PROP_NAME + "=" + secret);
+                command.addAll(List.of("subscribe", dir.resolve("sub-" + System.nanoTime()).toString(),
+                    "rdma:endpoint=127.0.0.1:" + rig.sender.controlPort() + "|provider=shm",
+                    Integer.toString(RdmaRig.STREAM_ID), "30000"));
+                return command;
+            };
+            final org.agrona.ExpandableArrayBuffer message = new org.agrona.ExpandableArrayBuffer(2048);
+            final long[] sequence = { 0 };
+            final Runnable publishSome = () ->
+            {
+                for (int i = 0; i < 64; i++)
+                {
+                    final int length = MessageStream.encode(message, sequence[0]);
+                    if (rig.appender.offer(message, 0, length) > 0)
+                    {
+                        sequence[0]++;
+                    }
+                }
+                if (0 == rig.dutyCycle())
+                {
+                    RdmaRig.sleepMicros(200);
+                }
+            };
+
+            // First subscriber process: killed with SIGKILL mid-stream.
+            final Process victim = new ProcessBuilder(subscriberCommand.get()).redirectErrorStream(true).start();
+            final java.util.concurrent.BlockingQueue<String> victimLines = lines(victim);
+            try
+            {
+                rig.awaitCondition("victim connected", 60_000, () -> rig.sender.subscriberCount() == 1);
+                rig.awaitCondition("victim mid-stream", 60_000, () ->
+                {
+                    publishSome.run();
+                    return victimLines.stream().anyMatch(line -> line.startsWith("PROGRESS"));
+                });
+                victim.destroyForcibly();
+                assertTrue(victim.waitFor(30, TimeUnit.SECONDS));
+            }
+            finally
+            {
+                victim.destroyForcibly();
+            }
+            rig.awaitCondition("publisher drops the dead subscriber", 20_000, () ->
+            {
+                publishSome.run();
+                return rig.sender.subscriberCount() == 0;
+            });
+            rig.awaitCondition("publisher released its QP and slot", 20_000,
+                () -> rig.sender.queuePairCount() == 0 && rig.sender.registeredRegionCount() == 1);
+            assertTrue(!rig.log.isConnected(), "NOT_CONNECTED with no subscriber left");
+
+            // Its successor joins at the current position and gets an intact stream from there.
+            final long publishedBefore = sequence[0];
+            final Process successor = new ProcessBuilder(subscriberCommand.get()).redirectErrorStream(true).start();
+            final java.util.concurrent.BlockingQueue<String> successorLines = lines(successor);
+            try
+            {
+                rig.awaitCondition("successor done", 90_000, () ->
+                {
+                    publishSome.run();
+                    return successorLines.stream().anyMatch(l -> l.startsWith("RECEIVED") || l.startsWith("FAILED"));
+                });
+                final String result = successorLines.stream()
+                    .filter(l -> l.startsWith("RECEIVED") || l.startsWith("FAILED")).findFirst().orElseThrow();
+                assertTrue(result.startsWith("RECEIVED ") && result.contains(" OK first="), result);
+                assertTrue(Long.parseLong(result.split(" ")[1]) >= 30_000, result);
+                final long first = Long.parseLong(result.substring(result.indexOf("first=") + 6).trim());
+                assertTrue(first >= publishedBefore, "the successor joined at the current position: " + first);
+                assertTrue(successor.waitFor(30, TimeUnit.SECONDS));
+                assertEquals(0, successor.exitValue());
+            }
+            finally
+            {
+                successor.destroyForcibly();
+            }
+        }
+    }
+
+    private static java.util.concurrent.BlockingQueue<String> lines(final Process process)
+    {
+        final java.util.concurrent.BlockingQueue<String> lines = new java.util.concurrent.LinkedBlockingQueue<>();
+        Thread.ofVirtual().start(() ->
+        {
+            try (BufferedReader reader = new BufferedReader(
+                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
+            {
+                String line;
+                while (null != (line = reader.readLine()))
+                {
+                    lines.add(line);
+                }
+            }
+            catch (final IOException ignore)
+            {
+                // process gone
+            }
+        });
+        return lines;
     }
 
     private static Field field(final Class<?> type, final String name) throws NoSuchFieldException

@@ -90,11 +90,24 @@ public final class RdmaPeerMain
     private static int subscribe(final Verbus verbus, final String channel, final int streamId, final long count)
     {
         final Subscription subscription = verbus.addSubscription(channel, streamId);
-        final MessageStream.Checker checker = new MessageStream.Checker(0);
+        // Adopt the first sequence seen (a late joiner starts wherever the stream is) and report it.
+        final MessageStream.Checker checker = new MessageStream.Checker(-1);
         final UnsafeBuffer view = new UnsafeBuffer(0, 0);
         final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+        long first = -1;
+        long nextProgress = 10_000;
         while (checker.received < count && null == checker.failure)
         {
+            if (first < 0 && checker.received > 0)
+            {
+                first = checker.expected - checker.received;
+            }
+            if (checker.received >= nextProgress)
+            {
+                System.out.println("PROGRESS " + checker.received);
+                System.out.flush();
+                nextProgress += 10_000;
+            }
             if (System.nanoTime() > deadlineNs)
             {
                 System.out.println("FAILED timed out after " + checker.received + " messages");
@@ -115,7 +128,8 @@ public final class RdmaPeerMain
             System.out.println("FAILED " + checker.failure);
             return 1;
         }
-        System.out.println("RECEIVED " + checker.received + " OK");
+        first = checker.expected - checker.received;
+        System.out.println("RECEIVED " + checker.received + " OK first=" + first);
         return 0;
     }
 }

@@ -141,6 +141,85 @@ class RdmaVerbusTest
                 assertTrue(types.contains(type), "counter type " + type + " (" + CounterTypes.typeName(type) +
                     ") is allocated");
             }
+
+            // And ./verbus stat shows them.
+            final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            final int status = io.verbus.stat.VerbusStat.run(
+                new String[]{ "--dir", dir.resolve("verbus").toString(), "--once" },
+                new java.io.PrintStream(out, true), new java.io.PrintStream(new java.io.ByteArrayOutputStream()));
+            final String stat = out.toString();
+            assertEquals(0, status, stat);
+            for (final String label : new String[]{ "rdma bytes posted", "rdma WRs posted", "rdma inline WRs",
+                "rdma signaled WRs", "rdma completion errors", "rdma QP state", "rdma subscriber lag",
+                "rdma control port" })
+            {
+                assertTrue(stat.contains(label), label + " missing from:\n" + stat);
+            }
+        }
+    }
+
+    @Test
+    void shouldCarrySeveralStreamsOnOneEndpoint()
+    {
+        try (Verbus verbus = launch())
+        {
+            final Publication first = verbus.addPublication("rdma:endpoint=127.0.0.1:0|provider=shm", 2101);
+            final int port = controlPort(verbus.countersReader());
+            final String endpoint = "rdma:endpoint=127.0.0.1:" + port + "|provider=shm";
+            final Publication second = verbus.addPublication(endpoint, 2102);
+            final IllegalArgumentException duplicate =
+                assertThrows(IllegalArgumentException.class, () -> verbus.addPublication(endpoint, 2101));
+            assertTrue(duplicate.getMessage().contains("already carries a publication on stream 2101"),
+                duplicate.getMessage());
+
+            final Subscription firstSubscription = verbus.addSubscription(endpoint, 2101);
+            final Subscription secondSubscription = verbus.addSubscription(endpoint, 2102);
+            final UnsafeBuffer payload = new UnsafeBuffer(new byte[8]);
+            final long[] received = new long[2];
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            final long[] sent = new long[2];
+            while (received[0] < 1_000 || received[1] < 1_000)
+            {
+                if (System.nanoTime() > deadlineNs)
+                {
+                    throw new AssertionError("received " + received[0] + " / " + received[1]);
+                }
+                int work = 0;
+                if (sent[0] < 1_000)
+                {
+                    payload.putLong(0, 2101);
+                    if (first.offer(payload, 0, 8) > 0)
+                    {
+                        sent[0]++;
+                        work++;
+                    }
+                }
+                if (sent[1] < 1_000)
+                {
+                    payload.putLong(0, 2102);
+                    if (second.offer(payload, 0, 8) > 0)
+                    {
+                        sent[1]++;
+                        work++;
+                    }
+                }
+                work += firstSubscription.poll((buffer, offset, length, header) ->
+                {
+                    assertEquals(2101, buffer.getLong(offset), "stream 2101 gets only its own messages");
+                    received[0]++;
+                }, 100);
+                work += secondSubscription.poll((buffer, offset, length, header) ->
+                {
+                    assertEquals(2102, buffer.getLong(offset), "stream 2102 gets only its own messages");
+                    received[1]++;
+                }, 100);
+                if (0 == work)
+                {
+                    RdmaRig.sleepMicros(100);
+                }
+            }
+            assertEquals(1_000, received[0]);
+            assertEquals(1_000, received[1]);
         }
     }
 

@@ -1,6 +1,5 @@
 package io.verbus.media.rdma.protocol;
 
-import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import static java.nio.ByteOrder.LITTLE_ENDIAN;
