@@ -64,9 +64,9 @@ public final class GatewayConfig
     public static final int REPORT_PORT_DEFAULT = 40503;
 
     static final long DURATION_NS_DEFAULT = TimeUnit.SECONDS.toNanos(20);
-    static final long WARMUP_NS_DEFAULT = TimeUnit.SECONDS.toNanos(3);
+    static final long WARMUP_NS_DEFAULT = TimeUnit.SECONDS.toNanos(5);
     static final long PROGRESS_INTERVAL_NS_DEFAULT = TimeUnit.SECONDS.toNanos(5);
-    static final int RATE_DEFAULT = 20_000;
+    static final int RATE_DEFAULT = 10_000;
     static final int RATE_MAX = 5_000_000;
     static final int INSTRUMENTS_DEFAULT = 8;
     static final int INSTRUMENTS_MAX = 4096;
@@ -111,6 +111,7 @@ public final class GatewayConfig
     private String marketDataChannel;
     private String orderChannel;
     private String reportChannel;
+    private String secretFile;
     private Path outputDir = Path.of(OUTPUT_DIR_DEFAULT);
     private String verbusDir;
     private boolean help;
@@ -195,6 +196,7 @@ public final class GatewayConfig
             case "--md-channel" -> marketDataChannel = parseChannel(flag, value);
             case "--order-channel" -> orderChannel = parseChannel(flag, value);
             case "--report-channel" -> reportChannel = parseChannel(flag, value);
+            case "--secret-file" -> secretFile = requireNonBlank(flag, value);
             case "--out" -> outputDir = Path.of(requireNonBlank(flag, value));
             case "--dir" -> verbusDir = requireNonBlank(flag, value);
             default -> throw new IllegalArgumentException("unknown flag '" + flag + "' (see --help)");
@@ -253,9 +255,11 @@ public final class GatewayConfig
     /** @return how many threads would busy-spin: parts threads and driver threads with a spinning idle strategy. */
     int spinningThreads()
     {
-        final int partThreads = dedicatedThreads ? parts.size() : 1;
+        // With --launch processes the child runs the feed and order gateway on its own thread(s) and driver.
+        final int processes = launchesProcesses() ? 2 : 1;
+        final int partThreads = dedicatedThreads ? parts.size() : processes;
         final int partsSpinning = isSpinning(idleStrategy) ? partThreads : 0;
-        final int driverSpinning = isSpinning(driverIdleStrategy()) ? 1 : 0;
+        final int driverSpinning = isSpinning(driverIdleStrategy()) ? processes : 0;
         return partsSpinning + driverSpinning;
     }
 
@@ -510,17 +514,23 @@ public final class GatewayConfig
                 };
                 final String address = forPublication ?
                     "0.0.0.0" + endpoint.substring(endpoint.lastIndexOf(':')) : endpoint;
-                yield "rdma:endpoint=" + address + "|provider=" + provider;
+                yield "rdma:endpoint=" + address + "|provider=" + provider +
+                    (null == secretFile ? "" : "|secret-file=" + secretFile);
             }
         };
     }
 
-    /** @return a one-line description of the three streams' channels, for banners and reports. */
+    /** @return a one-line description of the three streams' channels (secret file left out), for reports. */
     public String describeChannels()
     {
-        return "market data " + channel(MARKET_DATA_STREAM_ID, false) +
-            ", orders " + channel(ORDER_STREAM_ID, false) +
-            ", reports " + channel(REPORT_STREAM_ID, false);
+        return "market data " + withoutSecret(channel(MARKET_DATA_STREAM_ID, false)) +
+            ", orders " + withoutSecret(channel(ORDER_STREAM_ID, false)) +
+            ", reports " + withoutSecret(channel(REPORT_STREAM_ID, false));
+    }
+
+    private static String withoutSecret(final String channel)
+    {
+        return channel.replaceAll("\\|secret-file=[^|]*", "");
     }
 
     /** @return the role as given on the command line. */
@@ -549,11 +559,11 @@ public final class GatewayConfig
 
             Run:
               --duration D         total run time, e.g. 20s, 500ms, 2m (default 20s)
-              --warmup D           leading time excluded from the histogram (default 3s)
+              --warmup D           leading time excluded from the histogram (default 5s)
               --progress D         interval of the progress line; 0 turns it off (default 5s)
               --out DIR            where report files go (default build/demo)
             Market:
-              --rate N             market-data messages per second, e.g. 20000 or 20k (default 20000)
+              --rate N             market-data messages per second, e.g. 20000 or 20k (default 10000)
               --instruments N      instruments in the synthetic market (default 8)
               --depth N            book levels per side (default 10)
               --burst N            longest burst of back-to-back messages (default 16; 1 = evenly paced)
@@ -583,6 +593,8 @@ public final class GatewayConfig
                                    rdma control endpoints: the publisher listens on the port, subscribers
                                    connect to H:P (defaults 127.0.0.1:40501, :40502, :40503)
               --md-channel C, --order-channel C, --report-channel C   use channel C as given for that stream
+              --secret-file F      rdma handshake secret (the same file on every host; --launch processes makes
+                                   one in the output dir when not given)
               --dir DIR            Verbus dir (counters and logs; ./verbus stat --dir DIR shows them live)
               --help               this text
             """;
@@ -748,6 +760,12 @@ public final class GatewayConfig
     public Path outputDir()
     {
         return outputDir;
+    }
+
+    /** @return the rdma secret file, or null when not given. */
+    public String secretFile()
+    {
+        return secretFile;
     }
 
     /** @return true when --dir was given. */

@@ -281,8 +281,9 @@ public final class GatewayRun
 
         final PartCounters s = gateway.strategy().counters();
         out.printf(Locale.ROOT, "  strategy: %,d md messages, %,d book entries applied, %,d orders + %,d cancels " +
-            "sent, %,d not sent (back pressure)%n", s.get(Strategy.MD_MESSAGES), s.get(Strategy.ENTRIES_APPLIED),
-            s.get(Strategy.ORDERS_SENT), s.get(Strategy.CANCELS_SENT), s.get(Strategy.SEND_FAILURES));
+            "sent, %,d not sent (order stream not connected or back-pressured)%n", s.get(Strategy.MD_MESSAGES),
+            s.get(Strategy.ENTRIES_APPLIED), s.get(Strategy.ORDERS_SENT), s.get(Strategy.CANCELS_SENT),
+            s.get(Strategy.SEND_FAILURES));
         out.printf(Locale.ROOT, "  checks: every request answered exactly once: %s (%,d sent, %,d answered, " +
             "%,d unexpected, %,d in flight); books: %,d gaps/faults, %,d snapshot mismatches%n",
             result.everyRequestAnsweredOnce() ? "yes" : "NO", result.requestsSent(), result.answers(),

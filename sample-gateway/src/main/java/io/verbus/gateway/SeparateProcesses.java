@@ -6,8 +6,11 @@ import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
@@ -26,6 +29,10 @@ public final class SeparateProcesses
     /** Name of the child's log in the output directory. */
     public static final String CHILD_LOG_FILE = "feed-orders.log";
 
+    /** Name of the per-run rdma secret in the output directory. */
+    public static final String SECRET_FILE = "rdma.secret";
+    private static final int SECRET_BYTES = 32;
+    private static final int SIGTERM_EXIT_CODE = 128 + 15;
     private static final long CHILD_EXTRA_LIFETIME_NS = TimeUnit.SECONDS.toNanos(30);
     private static final long CHILD_EXIT_TIMEOUT_MS = TimeUnit.SECONDS.toMillis(15);
 
@@ -45,11 +52,18 @@ public final class SeparateProcesses
      * @throws InterruptedException when interrupted.
      */
     public static GatewayRun.Result run(
-        final GatewayConfig config,
+        final GatewayConfig userConfig,
         final PrintStream out,
         final AtomicBoolean stopRequested,
         final AtomicReference<Gateway> gatewayHolder) throws IOException, InterruptedException
     {
+        GatewayConfig config = userConfig;
+        if (null == config.secretFile())
+        {
+            // Both processes authenticate the rdma handshake with a secret made for this run, readable by us only.
+            final Path secret = newSecretFile(config.outputDir());
+            config = GatewayConfig.parse(append(config.args(), "--secret-file", secret.toAbsolutePath().toString()));
+        }
         final GatewayConfig strategyConfig = GatewayConfig.parse(
             append(config.args(), "--role", "strategy", "--launch", "single", "--transport", "rdma"));
         final long childDurationNs = config.durationNs() + CHILD_EXTRA_LIFETIME_NS;
@@ -80,13 +94,33 @@ public final class SeparateProcesses
         }
 
         out.println();
-        out.printf(Locale.ROOT, "Feed handler and order gateway process %d exited with %d; its report:%n",
-            child.pid(), child.exitValue());
+        final int exitValue = child.exitValue();
+        out.printf(Locale.ROOT, "Feed handler and order gateway process %d %s; its report:%n", child.pid(),
+            exitValue == SIGTERM_EXIT_CODE ? "stopped (SIGTERM, as planned)" : "exited with " + exitValue);
         for (final String line : childReport(childLog))
         {
             out.println("  | " + line);
         }
         return result;
+    }
+
+    private static Path newSecretFile(final Path directory) throws IOException
+    {
+        Files.createDirectories(directory);
+        final Path file = directory.resolve(SECRET_FILE);
+        Files.deleteIfExists(file);
+        final byte[] bytes = new byte[SECRET_BYTES];
+        new SecureRandom().nextBytes(bytes);
+        try
+        {
+            Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        }
+        catch (final UnsupportedOperationException notPosix)
+        {
+            Files.createFile(file);
+        }
+        Files.writeString(file, HexFormat.of().formatHex(bytes) + "\n", StandardCharsets.US_ASCII);
+        return file;
     }
 
     private static Process start(final String[] args, final Path log) throws IOException

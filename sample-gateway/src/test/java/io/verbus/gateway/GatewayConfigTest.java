@@ -50,7 +50,8 @@ class GatewayConfigTest
         assertEquals(50_000, config.ratePerSecond());
         assertEquals(16, config.instruments());
         assertEquals("busy-spin", config.idleStrategy());
-        assertEquals(1, config.spinningThreads(), "one shared parts thread spins, the driver backs off");
+        assertEquals(2, config.spinningThreads(), "one parts thread in each of the two processes; drivers back off");
+        assertEquals(1, GatewayConfig.parse("--busy-spin", "--launch", "single").spinningThreads());
     }
 
     @Test
@@ -118,14 +119,14 @@ class GatewayConfigTest
         if (cores < 4)
         {
             final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class,
-                () -> GatewayConfig.parse("--idle", "busy-spin", "--driver-idle", "busy-spin", "--threads",
-                    "dedicated"));
+                () -> GatewayConfig.parse("--launch", "single", "--idle", "busy-spin", "--driver-idle", "busy-spin",
+                    "--threads", "dedicated"));
             assertTrue(ex.getMessage().contains("would busy-spin 4 threads on " + cores + " cores"), ex.getMessage());
         }
         else
         {
-            assertEquals(4, GatewayConfig.parse("--idle", "busy-spin", "--driver-idle", "busy-spin", "--threads",
-                "dedicated").spinningThreads());
+            assertEquals(4, GatewayConfig.parse("--launch", "single", "--idle", "busy-spin", "--driver-idle",
+                "busy-spin", "--threads", "dedicated").spinningThreads());
         }
     }
 
@@ -138,7 +139,7 @@ class GatewayConfigTest
             "--fill-percent", "--idle", "--busy-spin", "--driver-idle", "--threads", "--parts-cpu", "--feed-cpu",
             "--strategy-cpu", "--orders-cpu", "--driver-cpu", "--role", "--launch", "--transport", "--provider", "--md-endpoint",
             "--order-endpoint", "--report-endpoint", "--md-channel", "--order-channel", "--report-channel", "--dir",
-            "--help" })
+            "--help", "--secret-file" })
         {
             assertTrue(usage.contains(flag), flag);
         }

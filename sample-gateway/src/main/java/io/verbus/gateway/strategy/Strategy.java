@@ -56,7 +56,7 @@ public final class Strategy implements Agent
     public static final int ORDERS_SENT = 5;
     /** Index of cancels sent. */
     public static final int CANCELS_SENT = 6;
-    /** Index of requests that could not be sent (back pressure): the signal is skipped. */
+    /** Index of requests that could not be sent (not connected or back-pressured): the signal is skipped. */
     public static final int SEND_FAILURES = 7;
     /** Index of answers received for the request in flight. */
     public static final int ANSWERS = 8;
