@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * {@code ./verbus bench}: measures every contender in one process and one run, prints the table, writes the JSON
@@ -13,6 +15,12 @@ import java.util.List;
  */
 public final class BenchMain
 {
+    /**
+     * The media log every connection at INFO; over a run of dozens of set-ups that buries the progress lines, so
+     * the harness keeps warnings and errors only. Held here because java.util.logging keeps loggers weakly.
+     */
+    private static final Logger VERBUS_LOGGER = Logger.getLogger("io.verbus");
+
     private BenchMain()
     {
     }
@@ -41,6 +49,7 @@ public final class BenchMain
             return;
         }
 
+        VERBUS_LOGGER.setLevel(Level.WARNING);
         final BenchReport report = new BenchRun(options, RunSettings.from(options), System.err).run(Contenders.all());
         System.out.println();
         System.out.print(ResultTable.render(report));
