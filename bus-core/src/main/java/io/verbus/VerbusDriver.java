@@ -167,6 +167,12 @@ final class VerbusDriver implements AutoCloseable
         synchronized (lock)
         {
             ensureOpen();
+            int countersNeeded = 3;
+            for (final NativeSubscription subscription : ipcSubscriptions)
+            {
+                countersNeeded += null == factory && subscription.streamId() == streamId ? 1 : 0;
+            }
+            ensureCountersAvailable(countersNeeded);
             final int sessionId = nextSessionId++;
             final long registrationId = nextRegistrationId++;
             final String label = uri.scheme() + " stream=" + streamId + " session=" + sessionId;
@@ -210,7 +216,6 @@ final class VerbusDriver implements AutoCloseable
                             (p) -> onPublicationClose(nativeLog, null, false), null) :
                         new ConcurrentLogPublication(channel, publicationLog, backPressure,
                             (p) -> onPublicationClose(nativeLog, null, false));
-                    ipcLogs.add(nativeLog);
                     for (final NativeSubscription subscription : ipcSubscriptions)
                     {
                         if (subscription.streamId() == streamId)
@@ -218,6 +223,7 @@ final class VerbusDriver implements AutoCloseable
                             attachIpcImage(nativeLog, subscription, 0);
                         }
                     }
+                    ipcLogs.add(nativeLog);
                 }
                 else
                 {
@@ -276,6 +282,12 @@ final class VerbusDriver implements AutoCloseable
             final long registrationId = nextRegistrationId++;
             if (null == factory)
             {
+                int countersNeeded = 0;
+                for (final NativeLog log : ipcLogs)
+                {
+                    countersNeeded += log.publicationLog().streamId() == streamId && !log.isClosed() ? 1 : 0;
+                }
+                ensureCountersAvailable(countersNeeded);
                 final NativeSubscription subscription = new NativeSubscription(
                     registrationId, uri, streamId, availableImageHandler, unavailableImageHandler,
                     (s) -> onIpcSubscriptionClose(s));
@@ -569,6 +581,16 @@ final class VerbusDriver implements AutoCloseable
     boolean isClosed()
     {
         return isClosed;
+    }
+
+    private void ensureCountersAvailable(final int needed)
+    {
+        if (countersManager.available() < needed)
+        {
+            throw new IllegalStateException("counters file full: " + needed + " counters needed, " +
+                countersManager.available() + " of " + countersManager.capacity() +
+                " free; raise Verbus.Context.maxCounters");
+        }
     }
 
     private void ensureOpen()

@@ -94,6 +94,30 @@ class ImageLifecycleTest
         assertTrue(ex.getMessage().contains("closed"));
     }
 
+    @Test
+    void shouldRefuseAPublicationClearlyWhenTheCountersFileIsFullAndKeepTheOthersWorking()
+    {
+        try (Verbus verbus = Verbus.launch(TestSupport.context(tempDir).maxCounters(16)))
+        {
+            final Subscription subscription = verbus.addSubscription("ipc", 64);
+            final List<Publication> publications = new java.util.ArrayList<>();
+            for (int i = 0; i < 3; i++)
+            {
+                publications.add(verbus.addPublication("ipc", 64));
+            }
+            final IllegalStateException ex =
+                assertThrows(IllegalStateException.class, () -> verbus.addPublication("ipc", 64));
+            assertTrue(ex.getMessage().contains("counters file full: 4 counters needed, 3 of 16 free"),
+                ex.getMessage());
+            assertEquals(3, subscription.imageCount(), "the refused publication left no image behind");
+
+            final Publication publication = publications.get(0);
+            TestSupport.await("connected", publication::isConnected);
+            TestSupport.await("offer", () -> publication.offer(new UnsafeBuffer(new byte[8]), 0, 8) > 0);
+            TestSupport.await("received", () -> subscription.poll((b, o, l, h) -> {}, 10) == 1);
+        }
+    }
+
     private static long counters(final Verbus verbus)
     {
         final long[] count = {0};

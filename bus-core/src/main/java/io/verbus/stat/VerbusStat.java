@@ -121,9 +121,14 @@ public final class VerbusStat
                 {
                     return 0;
                 }
-                if (!alive || !Files.exists(countersFile.path()))
+                if (!alive)
                 {
                     out.println("driver pid " + countersFile.pid() + " has exited");
+                    return 0;
+                }
+                if (!Files.exists(countersFile.path()))
+                {
+                    out.println("the Verbus in pid " + countersFile.pid() + " has closed (counters file removed)");
                     return 0;
                 }
                 Thread.sleep(intervalMs);

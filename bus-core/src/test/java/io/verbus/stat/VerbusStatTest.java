@@ -71,6 +71,45 @@ class VerbusStatTest
     }
 
     @Test
+    void shouldRefreshLiveUntilTheDriverCloses() throws Exception
+    {
+        final Verbus.Context context = TestSupport.context(tempDir);
+        final Process process;
+        final Verbus verbus = Verbus.launch(context);
+        try
+        {
+            verbus.addPublication("ipc", 77);
+            process = new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "@" + findJvmArgs(),
+                "-cp", System.getProperty("java.class.path"), VerbusStat.class.getName(),
+                "--dir", context.dir(), "--interval-ms", "50")
+                .redirectErrorStream(true).start();
+            final java.io.BufferedReader reader = new java.io.BufferedReader(
+                new java.io.InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+            int headers = 0;
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            String line;
+            while (headers < 3 && System.nanoTime() < deadlineNs && null != (line = reader.readLine()))
+            {
+                if (line.contains("Verbus stat") && line.contains("(running)"))
+                {
+                    headers++;
+                }
+            }
+            assertEquals(3, headers, "three live refreshes");
+            verbus.close();
+            final String rest = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(process.waitFor(60, TimeUnit.SECONDS));
+            assertEquals(0, process.exitValue());
+            assertTrue(rest.contains("has closed (counters file removed)"), rest);
+        }
+        finally
+        {
+            verbus.close();
+        }
+    }
+
+    @Test
     void shouldRejectBadArgumentsAndAMissingDirClearly()
     {
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
