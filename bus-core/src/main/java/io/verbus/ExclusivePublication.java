@@ -8,14 +8,15 @@ package io.verbus;
 public interface ExclusivePublication extends Publication
 {
     /**
-     * In direct mode (a media whose sender {@code supportsDirectSend()}), this thread owns the media sender: offers
-     * send at once, but a {@code tryClaim} committed through its {@code BufferClaim} is sent by the next offer, claim
-     * or flush, and connection set-up and flow control progress only inside these calls. Call flush after
-     * committing a claim and while idle. Outside direct mode it does nothing.
+     * In direct mode (a media whose sender {@code supportsDirectSend()}), offers send at once from this thread, and a
+     * {@code tryClaim} committed through its {@code BufferClaim} is sent by the next offer, claim or flush, or by the
+     * driver's sender agent about a millisecond after this thread stops sending. An idle direct-mode publication
+     * needs no calls: the sender agent keeps it alive (heartbeats, new subscribers, credits) while this thread is
+     * idle. Call flush after committing a claim to send it without that delay. Outside direct mode it does nothing.
      * <p>
      * (Verbus addition to the Aeron-shaped API, needed because {@code BufferClaim.commit()} cannot call back.)
      *
-     * @return work done by the media sender, 0 outside direct mode.
+     * @return work done by the media sender, 0 outside direct mode (or while the sender agent holds it).
      */
     int flush();
 }

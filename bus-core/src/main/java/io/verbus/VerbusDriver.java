@@ -9,6 +9,7 @@ import io.verbus.driver.DriverConductor;
 import io.verbus.driver.MediaAgent;
 import io.verbus.driver.NativeLog;
 import io.verbus.log.ConcurrentLogPublication;
+import io.verbus.log.DirectSendHandOff;
 import io.verbus.log.ExclusiveLogPublication;
 import io.verbus.log.LogBuffers;
 import io.verbus.log.LogImage;
@@ -213,9 +214,9 @@ final class VerbusDriver implements AutoCloseable
                 {
                     publication = exclusive ?
                         new ExclusiveLogPublication(channel, publicationLog, backPressure,
-                            (p) -> onPublicationClose(nativeLog, null, false), null) :
+                            (p) -> onPublicationClose(nativeLog, null), null) :
                         new ConcurrentLogPublication(channel, publicationLog, backPressure,
-                            (p) -> onPublicationClose(nativeLog, null, false));
+                            (p) -> onPublicationClose(nativeLog, null));
                     for (final NativeSubscription subscription : ipcSubscriptions)
                     {
                         if (subscription.streamId() == streamId)
@@ -229,20 +230,20 @@ final class VerbusDriver implements AutoCloseable
                 {
                     final MediaSender sender = factory.newSender(mediaContext, uri, publicationLog);
                     final boolean direct = exclusive && sender.supportsDirectSend();
+                    // Direct mode: the writer sends itself, and the sender agent drives the media while it is idle.
+                    final DirectSendHandOff handOff = direct ? new DirectSendHandOff(sender, context.nanoClock()) : null;
+                    final MediaSender agentDuty = direct ? handOff : sender;
                     if (exclusive)
                     {
                         publication = new ExclusiveLogPublication(channel, publicationLog, backPressure,
-                            (p) -> onPublicationClose(nativeLog, sender, direct), direct ? sender : null);
+                            (p) -> onPublicationClose(nativeLog, agentDuty), handOff);
                     }
                     else
                     {
                         publication = new ConcurrentLogPublication(channel, publicationLog, backPressure,
-                            (p) -> onPublicationClose(nativeLog, sender, false));
+                            (p) -> onPublicationClose(nativeLog, agentDuty));
                     }
-                    if (!direct)
-                    {
-                        senderAgent.add(sender);
-                    }
+                    senderAgent.add(agentDuty);
                 }
 
                 logResources.put(nativeLog, releaseLog);
@@ -410,7 +411,7 @@ final class VerbusDriver implements AutoCloseable
         }
     }
 
-    private void onPublicationClose(final NativeLog log, final MediaSender sender, final boolean direct)
+    private void onPublicationClose(final NativeLog log, final MediaSender sender)
     {
         synchronized (lock)
         {
@@ -418,7 +419,7 @@ final class VerbusDriver implements AutoCloseable
             log.close(context.nanoClock().nanoTime());
             log.publicationLog().connected(false);
         }
-        if (null != sender && !direct && !isClosed)
+        if (null != sender && !isClosed)
         {
             senderAgent.remove(sender, () -> {});
         }

@@ -5,7 +5,6 @@ import io.aeron.logbuffer.FrameDescriptor;
 import io.aeron.logbuffer.LogBufferDescriptor;
 import io.aeron.protocol.HeaderFlyweight;
 import io.verbus.ExclusivePublication;
-import io.verbus.media.MediaSender;
 import io.verbus.media.PublicationLog;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -16,12 +15,12 @@ import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
 
 /**
  * A publication with one writer thread: it keeps the tail in its own fields and publishes it with a release
- * store, so an append costs no atomic read-modify-write. In direct mode it owns a {@link MediaSender} and sends
- * from the writer thread.
+ * store, so an append costs no atomic read-modify-write. In direct mode it sends from the writer thread through a
+ * {@link DirectSendHandOff}, which lets the driver's sender agent drive the media while the writer is idle.
  */
 public final class ExclusiveLogPublication extends LogPublication implements ExclusivePublication
 {
-    private final MediaSender directSender;
+    private final DirectSendHandOff directSender;
     private int termCount;
     private int termId;
     private int termOffset;
@@ -29,14 +28,15 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
     private long termBeginPosition;
 
     /**
-     * @param directSender the media sender this publication's thread owns in direct mode, or null.
+     * @param directSender the hand-off of the media sender this publication's thread sends with in direct mode,
+     *                     or null.
      */
     public ExclusiveLogPublication(
         final String channel,
         final PublicationLog publicationLog,
         final AtomicCounter backPressureEvents,
         final CloseListener closeListener,
-        final MediaSender directSender)
+        final DirectSendHandOff directSender)
     {
         super(channel, publicationLog, backPressureEvents, closeListener);
         this.directSender = directSender;
@@ -85,7 +85,7 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
 
         if (null != directSender)
         {
-            directSender.sendNow();
+            directSender.writerSendNow();
         }
 
         return termBeginPosition + resultingOffset;
@@ -101,7 +101,7 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
         if (null != directSender)
         {
             // Sends what earlier claims committed since the last call.
-            directSender.sendNow();
+            directSender.writerSendNow();
         }
 
         final int frameLength = length + HEADER_LENGTH;
@@ -134,7 +134,7 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
         {
             return 0;
         }
-        return directSender.sendNow() + directSender.doWork();
+        return directSender.writerSendNow() + directSender.writerDoWork();
     }
 
     public long position()
@@ -154,8 +154,8 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
     {
         if (null != directSender)
         {
-            // In direct mode the media's connection and credit handling run only in this thread.
-            directSender.doWork();
+            // Take in new credit now rather than wait for the sender agent to notice this writer is idle.
+            directSender.writerDoWork();
         }
         return backPressureStatus(position, framedLength);
     }
@@ -189,7 +189,7 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
 
         if (null != directSender)
         {
-            directSender.sendNow();
+            directSender.writerSendNow();
         }
         return ADMIN_ACTION;
     }

@@ -1,8 +1,10 @@
 package io.verbus.media;
 
 /**
- * Moves one publication's log to its subscribers. Owned by ONE thread: the sender agent, or, in direct mode,
- * the exclusive publication's writer thread. Verbus never calls it from two threads.
+ * Moves one publication's log to its subscribers. Owned by ONE thread at a time: the sender agent, or, in direct
+ * mode, the exclusive publication's writer thread while it writes and the sender agent while the writer is idle
+ * ({@link io.verbus.log.DirectSendHandOff}: every hand-over is a release/acquire pair). Verbus never calls it from
+ * two threads at once.
  */
 public interface MediaSender extends AutoCloseable
 {

@@ -52,6 +52,7 @@ final class PublisherControl implements AutoCloseable
     private final AtomicInteger liveRegions = new AtomicInteger();
     private final AtomicInteger liveQueuePairs = new AtomicInteger();
     private final Set<Thread> handlers = ConcurrentHashMap.newKeySet();
+    private final Set<SocketMessageTransport> transports = ConcurrentHashMap.newKeySet();
     private volatile boolean running = true;
     /** The last connection handed to the sender, for tests that check the provider released it. */
     volatile SubscriberConnection lastAdmitted;
@@ -118,6 +119,11 @@ final class PublisherControl implements AutoCloseable
             return;
         }
         handlers.add(Thread.currentThread());
+        transports.add(socketTransport);
+        if (!running)
+        {
+            socketTransport.close(); // closed between the check above and the registration
+        }
         handle(socketTransport, hello);
     }
 
@@ -183,6 +189,7 @@ final class PublisherControl implements AutoCloseable
         finally
         {
             transport.close();
+            transports.remove(transport);
             handlers.remove(Thread.currentThread());
         }
     }
@@ -355,6 +362,11 @@ final class PublisherControl implements AutoCloseable
     public void close()
     {
         stopAccepting();
+        // Handshakes in progress end now (their reads fail) rather than at their step timeout.
+        for (final SocketMessageTransport transport : transports)
+        {
+            transport.close();
+        }
         try
         {
             for (final Thread handler : handlers.toArray(new Thread[0]))

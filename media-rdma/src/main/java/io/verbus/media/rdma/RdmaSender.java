@@ -103,6 +103,8 @@ public final class RdmaSender implements MediaSender
         final String providerName = RdmaChannelParams.Provider.AUTO == params.provider() ?
             Fabrics.AUTO : FabricEndpoint.providerName(params.provider());
         endpoint = FabricEndpoint.open(providerName, fabricContext);
+        AtomicCounter torn = null;
+        AtomicCounter subscribers = null;
         try
         {
             maxMessageLength = Math.min(Integer.MAX_VALUE, endpoint.device().attributes().maxMessageLength());
@@ -110,17 +112,21 @@ public final class RdmaSender implements MediaSender
             logRegion = endpoint.pd().registerMemory(terms, 0);
             logAddress = logRegion.address();
             final String name = "stream=" + log.streamId() + " session=" + log.sessionId();
-            tornReads = RdmaCounters.allocate(context.countersManager(), RdmaCounters.TORN_READS_TYPE_ID,
+            torn = RdmaCounters.allocate(countersManager, RdmaCounters.TORN_READS_TYPE_ID,
                 "rdma torn status reads: " + name);
-            connectionsCounter = RdmaCounters.allocate(context.countersManager(), RdmaCounters.CONNECTIONS_TYPE_ID,
+            subscribers = RdmaCounters.allocate(countersManager, RdmaCounters.CONNECTIONS_TYPE_ID,
                 "rdma subscribers: " + name);
             control = new PublisherControl(context, params, log, endpoint, secret, newConnections, MAX_SUBSCRIBERS);
         }
         catch (final RuntimeException ex)
         {
+            RdmaCounters.free(countersManager, torn);
+            RdmaCounters.free(countersManager, subscribers);
             endpoint.close();
             throw ex;
         }
+        tornReads = torn;
+        connectionsCounter = subscribers;
         // The publication is NOT_CONNECTED with limit 0 until a subscriber is admitted: nothing is appended yet.
         scanPosition = log.producerPosition();
         lastHousekeepingNs = clock.nanoTime();
@@ -463,7 +469,7 @@ public final class RdmaSender implements MediaSender
             }
         }
 
-        if (limit != lastLimit && limit > lastLimit)
+        if (limit > lastLimit)
         {
             lastLimit = limit;
             log.publisherLimit().setRelease(limit);

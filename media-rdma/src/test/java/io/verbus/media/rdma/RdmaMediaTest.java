@@ -258,6 +258,32 @@ class RdmaMediaTest
     }
 
     @Test
+    void shouldKeepAnIdleConnectionAliveWithHeartbeatsBothWays()
+    {
+        rig = new RdmaRig(dir, "shm", 64 * 1024, null, "heartbeat", "20ms", "timeout", "300ms");
+        final RdmaRig.Subscriber subscriber = rig.addSubscriber();
+        awaitConnected(1);
+        final TestImageSink.TestImage image = subscriber.image();
+
+        // Five timeouts with no data at all: heartbeats alone must keep both sides up.
+        final long idleUntilNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
+        while (System.nanoTime() < idleUntilNs)
+        {
+            rig.dutyCycle();
+            RdmaRig.sleepMicros(1000);
+        }
+        assertFalse(image.closed, "the idle image stayed available");
+        assertEquals(1, rig.sender.subscriberCount());
+        assertEquals(1, subscriber.receiver.connectionsMade());
+        assertTrue(rig.log.isConnected());
+
+        // And once the subscriber's agent stops (as if hung), the publisher drops it within the timeout.
+        subscriber.closed = true;
+        rig.awaitCondition("silent subscriber dropped", 5_000, () -> rig.sender.subscriberCount() == 0);
+        subscriber.closed = false;
+    }
+
+    @Test
     void shouldRejectAWrongSecretAndRegisterNothing()
     {
         rig = new RdmaRig(dir, "shm", 64 * 1024, null);

@@ -23,7 +23,9 @@ import org.agrona.concurrent.UnsafeBuffer;
  */
 public final class RdmaPeerMain
 {
-    private static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(120);
+    /** Each side gives up after this many seconds (the Soft-RoCE guest under TCG needs more than the default). */
+    public static final String TIMEOUT_PROP_NAME = "verbus.rdma.peer.timeout.s";
+    private static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(Long.getLong(TIMEOUT_PROP_NAME, 120));
 
     private RdmaPeerMain()
     {
@@ -95,12 +97,14 @@ public final class RdmaPeerMain
         final UnsafeBuffer view = new UnsafeBuffer(0, 0);
         final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
         long first = -1;
+        long firstArrivalNs = System.nanoTime(); // replaced by the first arrival's time when seen
         long nextProgress = 10_000;
         while (checker.received < count && null == checker.failure)
         {
             if (first < 0 && checker.received > 0)
             {
                 first = checker.expected - checker.received;
+                firstArrivalNs = System.nanoTime();
             }
             if (checker.received >= nextProgress)
             {
@@ -129,7 +133,8 @@ public final class RdmaPeerMain
             return 1;
         }
         first = checker.expected - checker.received;
-        System.out.println("RECEIVED " + checker.received + " OK first=" + first);
+        System.out.println("RECEIVED " + checker.received + " OK first=" + first + " in " +
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - firstArrivalNs) + " ms");
         return 0;
     }
 }

@@ -3,8 +3,13 @@ package io.verbus.media.rdma;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
+import io.aeron.logbuffer.BufferClaim;
+import io.verbus.ExclusivePublication;
 import io.verbus.Publication;
 import io.verbus.Subscription;
 import io.verbus.ThreadingMode;
@@ -224,6 +229,23 @@ class RdmaVerbusTest
     }
 
     @Test
+    void shouldFailClearlyWhenTheEndpointIsTakenAndLeaveNoCounters() throws Exception
+    {
+        try (Verbus verbus = launch();
+            java.net.ServerSocket squatter = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress()))
+        {
+            final RuntimeException ex = assertThrows(RuntimeException.class, () -> verbus.addPublication(
+                "rdma:endpoint=127.0.0.1:" + squatter.getLocalPort() + "|provider=shm", 2201));
+            assertTrue(ex.getMessage().contains("cannot listen on endpoint 127.0.0.1:" + squatter.getLocalPort()),
+                ex.getMessage());
+            final List<Integer> types = new ArrayList<>();
+            verbus.countersReader().forEach((counterId, typeId, keyBuffer, label) -> types.add(typeId));
+            assertTrue(types.stream().noneMatch(t -> t >= RdmaCounters.BYTES_POSTED_TYPE_ID &&
+                t <= RdmaCounters.TORN_READS_TYPE_ID), "no rdma counter left behind: " + types);
+        }
+    }
+
+    @Test
     void shouldRejectBadRdmaChannelsNamingTheParameter()
     {
         try (Verbus verbus = launch())
@@ -284,5 +306,151 @@ class RdmaVerbusTest
             assertNull(checker.failure);
             assertEquals(5_000, checker.received);
         }
+    }
+
+    @Test
+    void shouldKeepAnIdleDirectModePublicationConnectedWithoutAnyCallFromTheWriter()
+    {
+        try (Verbus verbus = launch())
+        {
+            final ExclusivePublication publication = verbus.addExclusivePublication(
+                "rdma:endpoint=127.0.0.1:0|provider=shm|term-length=64k|heartbeat=20ms|timeout=200ms", 2003);
+            final int port = controlPort(verbus.countersReader());
+            final AtomicInteger available = new AtomicInteger();
+            final AtomicInteger unavailable = new AtomicInteger();
+            final Subscription[] subscriptions = new Subscription[2];
+            final MessageStream.Checker[] checkers = new MessageStream.Checker[2];
+            for (int i = 0; i < 2; i++)
+            {
+                subscriptions[i] = verbus.addSubscription("rdma:endpoint=127.0.0.1:" + port + "|provider=shm",
+                    2003, image -> available.incrementAndGet(), image -> unavailable.incrementAndGet());
+                checkers[i] = new MessageStream.Checker(0);
+            }
+
+            // Subscribers are admitted with no offer at all: the sender agent drives the idle writer's media.
+            final long connectDeadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!publication.isConnected() || available.get() < 2)
+            {
+                assertTrue(System.nanoTime() < connectDeadlineNs, "subscribers not admitted while the writer is idle");
+                RdmaRig.sleepMicros(1000);
+            }
+            final Set<String> connectionsBefore = publisherConnections(verbus.countersReader(), 2003);
+            assertEquals(2, connectionsBefore.size(), connectionsBefore.toString());
+
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+            offerAndReceive(publication, message, 0, 1_000, subscriptions, checkers);
+
+            // Idle for five timeouts with no call on the publication (no offer, no flush): only subscribers poll.
+            final long idleUntilNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1_000);
+            while (System.nanoTime() < idleUntilNs)
+            {
+                pollAll(subscriptions, checkers);
+                RdmaRig.sleepMicros(2000);
+            }
+            assertTrue(publication.isConnected(), "the idle publication kept its subscribers");
+            assertEquals(0, unavailable.get(), "no image went unavailable while the writer was idle");
+
+            offerAndReceive(publication, message, 1_000, 2_000, subscriptions, checkers);
+
+            // A committed claim with no flush is sent by the sender agent once the writer is idle.
+            final BufferClaim claim = new BufferClaim();
+            final int length = MessageStream.encode(message, 2_000);
+            final long claimDeadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (publication.tryClaim(length, claim) <= 0)
+            {
+                assertTrue(System.nanoTime() < claimDeadlineNs, "tryClaim never succeeded");
+                RdmaRig.sleepMicros(100);
+            }
+            claim.buffer().putBytes(claim.offset(), message, 0, length);
+            claim.commit();
+            final long deliverDeadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (checkers[0].received < 2_001 || checkers[1].received < 2_001)
+            {
+                assertTrue(System.nanoTime() < deliverDeadlineNs, "the committed claim was never sent");
+                if (0 == pollAll(subscriptions, checkers))
+                {
+                    RdmaRig.sleepMicros(500);
+                }
+            }
+
+            for (final MessageStream.Checker checker : checkers)
+            {
+                assertNull(checker.failure);
+                assertEquals(2_001, checker.received);
+            }
+            assertEquals(2, available.get(), "no reconnect: each subscriber saw its one image only");
+            assertEquals(0, unavailable.get());
+            assertEquals(connectionsBefore, publisherConnections(verbus.countersReader(), 2003),
+                "the publisher still serves the two original connections, with their original QPs and rkeys");
+            assertTrue(publication.isConnected());
+        }
+    }
+
+    /** Labels of the publisher's per-connection counters for a stream: one per admitted connection. */
+    private static Set<String> publisherConnections(final CountersReader counters, final int streamId)
+    {
+        final Set<String> labels = new TreeSet<>();
+        counters.forEach((counterId, typeId, keyBuffer, label) ->
+        {
+            if (RdmaCounters.BYTES_POSTED_TYPE_ID == typeId && label.contains("stream=" + streamId + " session=") &&
+                label.contains(" subscriber="))
+            {
+                labels.add(label);
+            }
+        });
+        return labels;
+    }
+
+    private static int pollAll(final Subscription[] subscriptions, final MessageStream.Checker[] checkers)
+    {
+        final UnsafeBuffer view = new UnsafeBuffer(0, 0);
+        int fragments = 0;
+        for (int i = 0; i < subscriptions.length; i++)
+        {
+            final MessageStream.Checker checker = checkers[i];
+            fragments += subscriptions[i].poll((buffer, offset, length, header) ->
+            {
+                view.wrap(buffer, offset, length);
+                checker.onFragment(view, 0, length);
+            }, 100);
+        }
+        return fragments;
+    }
+
+    private static void offerAndReceive(
+        final Publication publication,
+        final ExpandableArrayBuffer message,
+        final long from,
+        final long to,
+        final Subscription[] subscriptions,
+        final MessageStream.Checker[] checkers)
+    {
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        long sequence = from;
+        while (checkers[0].received < to || checkers[1].received < to)
+        {
+            if (System.nanoTime() > deadlineNs)
+            {
+                throw new AssertionError("stuck at " + sequence + " / received " + checkers[0].received + ", " +
+                    checkers[1].received + " " + checkers[0].failure + " " + checkers[1].failure);
+            }
+            int work = 0;
+            if (sequence < to)
+            {
+                final int length = MessageStream.encode(message, sequence);
+                if (publication.offer(message, 0, length) > 0)
+                {
+                    sequence++;
+                    work++;
+                }
+            }
+            work += pollAll(subscriptions, checkers);
+            if (0 == work)
+            {
+                RdmaRig.sleepMicros(100);
+            }
+        }
+        assertNull(checkers[0].failure);
+        assertNull(checkers[1].failure);
     }
 }

@@ -1,0 +1,238 @@
+package io.verbus.log;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.TimeUnit;
+
+import io.verbus.media.MediaSender;
+import org.agrona.concurrent.NanoClock;
+
+/**
+ * Lets a direct-mode media sender be driven by the exclusive publication's writer while it writes, and by the
+ * driver's sender agent while the writer is idle, so an idle publication still heartbeats, admits new subscribers,
+ * reads their status and drops dead ones without any call from the writer.
+ * <p>
+ * Why a hand-off rather than heartbeats from another thread: liveness is not only the heartbeat. Admitting a
+ * subscriber, reading status slots, updating the publisher limit, reaping completions and evicting dead peers are
+ * all duty-cycle work on the one thread that owns the sender (and its QPs). Running that whole duty cycle on the
+ * agent while the writer is idle keeps every media's behaviour identical to the non-direct case, with no second
+ * code path inside the media.
+ * <p>
+ * Ownership is one int: FREE, WRITER, AGENT or CLOSED. The writer takes it with an uncontended compare-and-set
+ * around each send and releases it with a release store: no lock (neither side ever waits for the other), no
+ * allocation, no system call. The agent steps in only once it has seen the writer's activity count unchanged for
+ * {@link #WRITER_IDLE_BEFORE_AGENT_NS}, so the two rarely meet. When they do meet, the writer does not wait: it
+ * raises {@code pending} and retries once; the agent, after releasing, sees {@code pending} and runs another duty
+ * cycle, so data the writer appended is sent within the agent's cycle, never left behind. (Each side writes its
+ * own flag before reading the other's, with volatile semantics, so at least one of them sees the other.)
+ * <p>
+ * Every transfer of ownership is a release/acquire pair on {@code owner}, so the sender's plain fields are seen
+ * consistently by whichever thread holds it: one thread at a time owns the sender and its QPs.
+ */
+public final class DirectSendHandOff implements MediaSender
+{
+    /** The agent waits this long after the writer's last send before driving the sender itself. */
+    public static final long WRITER_IDLE_BEFORE_AGENT_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** Bound on back-to-back agent duty cycles caused by a writer that met the agent. */
+    private static final int MAX_AGENT_CYCLES_PER_CALL = 4;
+
+    static final int FREE = 0;
+    static final int WRITER = 1;
+    static final int AGENT = 2;
+    static final int CLOSED = 3;
+
+    private static final VarHandle OWNER;
+    private static final VarHandle PENDING;
+    private static final VarHandle WRITER_SENDS;
+
+    static
+    {
+        try
+        {
+            final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            OWNER = lookup.findVarHandle(DirectSendHandOff.class, "owner", int.class);
+            PENDING = lookup.findVarHandle(DirectSendHandOff.class, "pending", boolean.class);
+            WRITER_SENDS = lookup.findVarHandle(DirectSendHandOff.class, "writerSends", long.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
+    private final MediaSender sender;
+    private final NanoClock clock;
+
+    @SuppressWarnings("unused") private int owner = FREE;
+    @SuppressWarnings("unused") private boolean pending;
+    @SuppressWarnings("unused") private long writerSends;
+
+    // Agent-thread state.
+    private long seenWriterSends = -1;
+    private long seenAtNs;
+    private volatile long agentCycles;
+
+    /**
+     * @param sender the media sender the writer sends with directly.
+     * @param clock  the driver's clock, read by the agent to tell an idle writer.
+     */
+    public DirectSendHandOff(final MediaSender sender, final NanoClock clock)
+    {
+        this.sender = sender;
+        this.clock = clock;
+    }
+
+    /** @return the media sender handed between the writer and the agent. */
+    public MediaSender sender()
+    {
+        return sender;
+    }
+
+    /**
+     * Writer thread: send what the log holds, now.
+     *
+     * @return work done; 0 when the agent holds the sender (it then sends the new data in its cycle).
+     */
+    public int writerSendNow()
+    {
+        if (!acquireForWriter())
+        {
+            return 0;
+        }
+        try
+        {
+            return sender.sendNow();
+        }
+        finally
+        {
+            OWNER.setRelease(this, FREE);
+        }
+    }
+
+    /**
+     * Writer thread: a full duty cycle (connection and credit handling), as when the publication is blocked.
+     *
+     * @return work done; 0 when the agent holds the sender.
+     */
+    public int writerDoWork()
+    {
+        if (!acquireForWriter())
+        {
+            return 0;
+        }
+        try
+        {
+            return sender.doWork();
+        }
+        finally
+        {
+            OWNER.setRelease(this, FREE);
+        }
+    }
+
+    private boolean acquireForWriter()
+    {
+        if (OWNER.compareAndSet(this, FREE, WRITER))
+        {
+            WRITER_SENDS.setOpaque(this, (long)WRITER_SENDS.getOpaque(this) + 1);
+            return true;
+        }
+        // The agent holds it (or it is closed): tell the agent to run again after releasing, then try once more.
+        PENDING.setVolatile(this, true);
+        if (OWNER.compareAndSet(this, FREE, WRITER))
+        {
+            WRITER_SENDS.setOpaque(this, (long)WRITER_SENDS.getOpaque(this) + 1);
+            return true;
+        }
+        return false;
+    }
+
+    /** @return duty cycles the agent has run for an idle writer (for tests and diagnostics). */
+    public long agentCycles()
+    {
+        return agentCycles;
+    }
+
+    /** @return true once the sender has been closed. */
+    public boolean isClosed()
+    {
+        return CLOSED == (int)OWNER.getVolatile(this);
+    }
+
+    /** The sender agent's duty: drive the sender while the writer is idle. */
+    public int doWork()
+    {
+        final long writerSends = (long)WRITER_SENDS.getOpaque(this);
+        final long nowNs = clock.nanoTime();
+        if (writerSends != seenWriterSends)
+        {
+            seenWriterSends = writerSends;
+            seenAtNs = nowNs;
+            if (!(boolean)PENDING.getVolatile(this))
+            {
+                return 0;
+            }
+        }
+        else if (nowNs - seenAtNs < WRITER_IDLE_BEFORE_AGENT_NS && !(boolean)PENDING.getVolatile(this))
+        {
+            return 0;
+        }
+
+        int work = 0;
+        for (int i = 0; i < MAX_AGENT_CYCLES_PER_CALL; i++)
+        {
+            if (!OWNER.compareAndSet(this, FREE, AGENT))
+            {
+                break; // the writer is sending (or the sender is closed)
+            }
+            PENDING.setVolatile(this, false);
+            try
+            {
+                work += sender.doWork();
+                agentCycles = agentCycles + 1; // only this thread writes it
+            }
+            finally
+            {
+                OWNER.setVolatile(this, FREE);
+            }
+            if (!(boolean)PENDING.getVolatile(this))
+            {
+                break;
+            }
+        }
+        return work;
+    }
+
+    public boolean supportsDirectSend()
+    {
+        return false;
+    }
+
+    /** Not used: the writer sends through {@link #writerSendNow()}. */
+    public int sendNow()
+    {
+        return 0;
+    }
+
+    /**
+     * Closes the sender once, from whichever thread gets here first (the publication closing, or the agent
+     * removing it), after waiting for the other side to finish its current duty cycle.
+     */
+    public void close()
+    {
+        while (true)
+        {
+            final int current = (int)OWNER.getVolatile(this);
+            if (CLOSED == current)
+            {
+                return;
+            }
+            if (FREE == current && OWNER.compareAndSet(this, FREE, CLOSED))
+            {
+                break;
+            }
+            Thread.yield(); // the other side holds it for at most one duty cycle
+        }
+        sender.close();
+    }
+}

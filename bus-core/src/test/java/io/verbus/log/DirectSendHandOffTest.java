@@ -1,0 +1,197 @@
+package io.verbus.log;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import io.verbus.media.MediaSender;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class DirectSendHandOffTest
+{
+    /** Counts calls and fails if two threads are ever inside it at once. */
+    static final class RecordingSender implements MediaSender
+    {
+        final AtomicInteger inside = new AtomicInteger();
+        final AtomicReference<String> overlap = new AtomicReference<>();
+        final AtomicLong sendNowCalls = new AtomicLong();
+        final AtomicLong doWorkCalls = new AtomicLong();
+        final AtomicInteger closeCalls = new AtomicInteger();
+        volatile Runnable duringDoWork = () -> {};
+
+        public int doWork()
+        {
+            enter();
+            try
+            {
+                doWorkCalls.incrementAndGet();
+                duringDoWork.run();
+                return 1;
+            }
+            finally
+            {
+                inside.decrementAndGet();
+            }
+        }
+
+        public boolean supportsDirectSend()
+        {
+            return true;
+        }
+
+        public int sendNow()
+        {
+            enter();
+            try
+            {
+                sendNowCalls.incrementAndGet();
+                return 1;
+            }
+            finally
+            {
+                inside.decrementAndGet();
+            }
+        }
+
+        public void close()
+        {
+            closeCalls.incrementAndGet();
+        }
+
+        private void enter()
+        {
+            if (inside.incrementAndGet() != 1)
+            {
+                overlap.compareAndSet(null, "two threads inside the sender at once: " + Thread.currentThread());
+            }
+        }
+    }
+
+    private final AtomicLong nowNs = new AtomicLong(1_000_000_000L);
+    private final RecordingSender sender = new RecordingSender();
+    private final DirectSendHandOff handOff = new DirectSendHandOff(sender, nowNs::get);
+
+    @Test
+    void shouldLeaveTheSenderToAnActiveWriter()
+    {
+        assertEquals(1, handOff.writerSendNow());
+        assertEquals(0, handOff.doWork());
+        nowNs.addAndGet(DirectSendHandOff.WRITER_IDLE_BEFORE_AGENT_NS / 2);
+        assertEquals(1, handOff.writerSendNow());
+        assertEquals(0, handOff.doWork());
+        nowNs.addAndGet(DirectSendHandOff.WRITER_IDLE_BEFORE_AGENT_NS / 2);
+        assertEquals(0, handOff.doWork(), "the writer sent within the idle threshold");
+
+        assertEquals(0, sender.doWorkCalls.get());
+        assertEquals(2, sender.sendNowCalls.get());
+        assertEquals(0, handOff.agentCycles());
+    }
+
+    @Test
+    void shouldDriveTheSenderFromTheAgentOnceTheWriterIsIdle()
+    {
+        handOff.writerSendNow();
+        handOff.doWork();
+        nowNs.addAndGet(DirectSendHandOff.WRITER_IDLE_BEFORE_AGENT_NS);
+
+        for (int i = 0; i < 5; i++)
+        {
+            assertEquals(1, handOff.doWork());
+            nowNs.addAndGet(TimeUnit.MILLISECONDS.toNanos(100));
+        }
+        assertEquals(5, sender.doWorkCalls.get());
+        assertEquals(5, handOff.agentCycles());
+
+        assertEquals(1, handOff.writerSendNow(), "the writer takes the sender back at once");
+        assertEquals(0, handOff.doWork(), "and the agent steps back");
+    }
+
+    @Test
+    void shouldRunAnotherAgentCycleWhenTheWriterMetTheAgentSoNothingAppendedIsLeftUnsent()
+    {
+        nowNs.addAndGet(DirectSendHandOff.WRITER_IDLE_BEFORE_AGENT_NS * 2);
+        handOff.doWork(); // first sight of the writer's count
+        nowNs.addAndGet(DirectSendHandOff.WRITER_IDLE_BEFORE_AGENT_NS * 2);
+        final AtomicInteger writerResult = new AtomicInteger(-1);
+        sender.duringDoWork = () ->
+        {
+            sender.duringDoWork = () -> {};
+            // The writer appends and tries to send while the agent holds the sender: it must not get in or wait.
+            writerResult.set(handOff.writerSendNow());
+        };
+
+        assertEquals(2, handOff.doWork());
+        assertEquals(0, writerResult.get());
+        assertEquals(2, sender.doWorkCalls.get(), "the agent ran a second cycle for the writer's data");
+        assertEquals(0, sender.sendNowCalls.get());
+        assertNull(sender.overlap.get());
+    }
+
+    @Test
+    void shouldCloseTheSenderOnceAndThenDriveItNoMore()
+    {
+        handOff.close();
+        handOff.close();
+        assertEquals(1, sender.closeCalls.get());
+        assertTrue(handOff.isClosed());
+
+        nowNs.addAndGet(TimeUnit.SECONDS.toNanos(1));
+        assertEquals(0, handOff.writerSendNow());
+        assertEquals(0, handOff.writerDoWork());
+        handOff.doWork();
+        nowNs.addAndGet(TimeUnit.SECONDS.toNanos(1));
+        assertEquals(0, handOff.doWork());
+        assertEquals(0, sender.doWorkCalls.get() + sender.sendNowCalls.get());
+    }
+
+    @Test
+    void shouldNeverLetTheWriterAndTheAgentIntoTheSenderAtOnce() throws InterruptedException
+    {
+        final DirectSendHandOff realClock = new DirectSendHandOff(sender, System::nanoTime);
+        final AtomicBoolean stop = new AtomicBoolean();
+        final Thread agent = new Thread(() ->
+        {
+            while (!stop.get())
+            {
+                realClock.doWork();
+                Thread.yield();
+            }
+        }, "hand-off-agent");
+        agent.start();
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        long writerSends = 0;
+        try
+        {
+            // Bursts with idle gaps, so the agent steps in and out between them.
+            // Until the agent has stepped in at least once (bounded by the deadline): a loaded machine may starve it.
+            for (int burst = 0; (burst < 200 || 0 == realClock.agentCycles()) && System.nanoTime() < deadlineNs; burst++)
+            {
+                for (int i = 0; i < 200; i++)
+                {
+                    writerSends += realClock.writerSendNow();
+                }
+                realClock.writerDoWork();
+                java.util.concurrent.locks.LockSupport.parkNanos(1 + (burst % 3) * 1_500_000L);
+            }
+        }
+        finally
+        {
+            stop.set(true);
+            agent.join(TimeUnit.SECONDS.toMillis(10));
+        }
+        realClock.close();
+
+        assertNull(sender.overlap.get());
+        assertFalse(agent.isAlive());
+        assertTrue(writerSends > 0);
+        assertTrue(realClock.agentCycles() > 0, "the agent never stepped in during idle gaps");
+        assertEquals(1, sender.closeCalls.get());
+    }
+}
