@@ -80,7 +80,14 @@ public final class GatewayDemo
             final GatewayRun.Result result = config.launchesProcesses() ?
                 SeparateProcesses.run(config, out, stopRequested, gateway) :
                 GatewayRun.run(config, out, stopRequested, gateway);
-            exitCode = null == result.filesDirectory() || result.everyRequestAnsweredOnce() ? 0 : 1;
+            final boolean measuring = null != result.filesDirectory();
+            if (measuring && result.ordersSent() == 0 && !result.interrupted())
+            {
+                out.println("gateway: no order was sent, nothing was measured: is the other side of every channel " +
+                    "running and reachable?");
+            }
+            exitCode = !measuring ||
+                (result.everyRequestAnsweredOnce() && (result.ordersSent() > 0 || result.interrupted())) ? 0 : 1;
         }
         catch (final Exception ex)
         {

@@ -284,6 +284,10 @@ public final class GatewayRun
             "sent, %,d not sent (order stream not connected or back-pressured)%n", s.get(Strategy.MD_MESSAGES),
             s.get(Strategy.ENTRIES_APPLIED), s.get(Strategy.ORDERS_SENT), s.get(Strategy.CANCELS_SENT),
             s.get(Strategy.SEND_FAILURES));
+        final long session = s.get(Strategy.SESSION);
+        out.printf(Locale.ROOT, "  session: %s (protocol %d.%d)%n",
+            session == 1 ? "logged on" : session < 0 ? "logon REFUSED by the order gateway" : "never logged on",
+            SessionProtocol.MAJOR, SessionProtocol.MINOR);
         out.printf(Locale.ROOT, "  checks: every request answered exactly once: %s (%,d sent, %,d answered, " +
             "%,d unexpected, %,d in flight); books: %,d gaps/faults, %,d snapshot mismatches%n",
             result.everyRequestAnsweredOnce() ? "yes" : "NO", result.requestsSent(), result.answers(),

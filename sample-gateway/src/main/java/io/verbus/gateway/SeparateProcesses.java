@@ -84,13 +84,20 @@ public final class SeparateProcesses
             child.pid(), childLog.toAbsolutePath());
 
         GatewayRun.Result result;
+        boolean childEndedEarly = false;
         try
         {
             result = GatewayRun.run(strategyConfig, out, stopRequested, gatewayHolder);
+            childEndedEarly = !child.isAlive();
         }
         finally
         {
             stop(child);
+        }
+        if (childEndedEarly)
+        {
+            out.printf(Locale.ROOT, "gateway: the feed handler and order gateway process ended before it was " +
+                "stopped (exit code %d): see %s%n", child.exitValue(), childLog.toAbsolutePath());
         }
 
         out.println();

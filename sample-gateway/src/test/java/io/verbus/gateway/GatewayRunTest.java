@@ -58,6 +58,7 @@ class GatewayRunTest
         assertTrue(output.contains("Tick-to-trade (feed publish -> execution report received)"), output);
         assertTrue(output.contains("channels: market data ipc, orders ipc, reports ipc"), output);
         assertTrue(output.contains("every request answered exactly once: yes"), output);
+        assertTrue(output.contains("session: logged on (protocol 1.0)"), output);
         assertTrue(output.matches("(?s).*\\[\\s*1\\.\\ds] md [0-9,]+ \\| orders.*"), "progress lines: " + output);
         for (final String file : new String[]{ HistogramFiles.HGRM_FILE, HistogramFiles.LOG_FILE,
             HistogramFiles.SVG_FILE })

@@ -5,6 +5,7 @@ import io.aeron.logbuffer.Header;
 import io.verbus.ExclusivePublication;
 import io.verbus.Subscription;
 import io.verbus.gateway.PartCounters;
+import io.verbus.gateway.SessionProtocol;
 import io.verbus.sbe.MessageBounds;
 import io.verbus.sbe.orderentry.CancelOrderDecoder;
 import io.verbus.sbe.orderentry.ExecType;
@@ -16,6 +17,10 @@ import io.verbus.sbe.orderentry.OrderRejectEncoder;
 import io.verbus.sbe.orderentry.RejectReason;
 import io.verbus.sbe.orderentry.ReplaceOrderDecoder;
 import io.verbus.sbe.orderentry.Side;
+import io.verbus.sbe.session.LogonDecoder;
+import io.verbus.sbe.session.LogonEncoder;
+import io.verbus.sbe.session.LogoutEncoder;
+import io.verbus.sbe.session.LogoutReason;
 import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.concurrent.Agent;
@@ -32,6 +37,10 @@ import java.util.SplittableRandom;
  * by a seeded fill model; a failed check is answered with a REJECTED execution report. A cancel or replace of a resting
  * order is answered with CANCELED or REPLACED; of an unknown order with an {@link OrderRejectEncoder OrderReject}.
  * A malformed request (failing bounds checks) is answered with an OrderReject when its clOrdId can be read safely.
+ * <p>
+ * Orders are accepted only from a peer that has logged on with the session Logon of the same protocol major version
+ * (answered with a Logon; another major gets a Logout, UNSUPPORTED_VERSION); before that they are rejected
+ * NOT_LOGGED_ON.
  * <p>
  * Exactly once: requests are polled with a controlled handler, and the gateway's state (positions, resting orders,
  * ids) changes only after the answer was accepted by the publication; when the answer is refused (back pressure) the
@@ -53,6 +62,10 @@ public final class OrderGateway implements Agent
     public static final int BACK_PRESSURE = 5;
     /** Index of malformed requests. */
     public static final int MALFORMED = 6;
+    /** Index of logons accepted. */
+    public static final int LOGONS = 7;
+    /** Index of logons refused (unsupported protocol version). */
+    public static final int LOGONS_REFUSED = 8;
 
     /** Most resting orders the gateway keeps; beyond it new orders are rejected as a risk limit. */
     public static final int MAX_RESTING_ORDERS = 1 << 16;
@@ -86,8 +99,15 @@ public final class OrderGateway implements Agent
     private final UnsafeBuffer sendBuffer = new UnsafeBuffer(ByteBuffer.allocateDirect(512));
     private final ControlledFragmentHandler requestHandler = this::onRequest;
     private final PartCounters counters = new PartCounters(
-        "answered", "fills", "acks", "rejects", "cancels-replaces", "back-pressure", "malformed");
-    private final long[] counts = new long[7];
+        "answered", "fills", "acks", "rejects", "cancels-replaces", "back-pressure", "malformed", "logons",
+        "logons-refused");
+    private final long[] counts = new long[9];
+    private final io.verbus.sbe.session.MessageHeaderEncoder sessionHeaderEncoder =
+        new io.verbus.sbe.session.MessageHeaderEncoder();
+    private final LogonDecoder logonDecoder = new LogonDecoder();
+    private final LogonEncoder logonEncoder = new LogonEncoder();
+    private final LogoutEncoder logoutEncoder = new LogoutEncoder();
+    private boolean loggedOn;
 
     private long nextOrderId = 1;
     private long nextExecId = 1;
@@ -150,11 +170,16 @@ public final class OrderGateway implements Agent
             return onMalformed(buffer, offset, length);
         }
         headerDecoder.wrap(buffer, offset);
+        final int body = offset + MessageHeaderDecoder.ENCODED_LENGTH;
+        if (headerDecoder.schemaId() == LogonDecoder.SCHEMA_ID &&
+            headerDecoder.templateId() == LogonDecoder.TEMPLATE_ID)
+        {
+            return onLogon(logonDecoder.wrap(buffer, body, headerDecoder.blockLength(), headerDecoder.version()));
+        }
         if (headerDecoder.schemaId() != NewOrderDecoder.SCHEMA_ID)
         {
             return onMalformed(buffer, offset, length);
         }
-        final int body = offset + MessageHeaderDecoder.ENCODED_LENGTH;
         return switch (headerDecoder.templateId())
         {
             case NewOrderDecoder.TEMPLATE_ID ->
@@ -167,6 +192,38 @@ public final class OrderGateway implements Agent
         };
     }
 
+    private ControlledFragmentHandler.Action onLogon(final LogonDecoder logon)
+    {
+        final boolean supported = logon.protocolVersion().major() == SessionProtocol.MAJOR;
+        final int length;
+        if (supported)
+        {
+            logonEncoder.wrapAndApplyHeader(sendBuffer, 0, sessionHeaderEncoder)
+                .sendingTimeNanos(clock.nanoTime())
+                .heartbeatIntervalMs(SessionProtocol.HEARTBEAT_INTERVAL_MS)
+                .senderCompId("ORDER-GATEWAY")
+                .marketDataSchemaVersion(logon.marketDataSchemaVersion())
+                .orderEntrySchemaVersion(NewOrderDecoder.SCHEMA_VERSION)
+                .protocolVersion().major(SessionProtocol.MAJOR).minor(SessionProtocol.MINOR);
+            length = io.verbus.sbe.session.MessageHeaderEncoder.ENCODED_LENGTH + logonEncoder.encodedLength();
+        }
+        else
+        {
+            logoutEncoder.wrapAndApplyHeader(sendBuffer, 0, sessionHeaderEncoder)
+                .sendingTimeNanos(clock.nanoTime())
+                .reason(LogoutReason.UNSUPPORTED_VERSION);
+            length = io.verbus.sbe.session.MessageHeaderEncoder.ENCODED_LENGTH + logoutEncoder.encodedLength();
+        }
+        if (answers.offer(sendBuffer, 0, length) <= 0)
+        {
+            counts[BACK_PRESSURE]++;
+            return ControlledFragmentHandler.Action.ABORT;
+        }
+        loggedOn = supported;
+        counts[supported ? LOGONS : LOGONS_REFUSED]++;
+        return ControlledFragmentHandler.Action.CONTINUE;
+    }
+
     private ControlledFragmentHandler.Action onNewOrder(final NewOrderDecoder order)
     {
         final int id = order.instrumentId();
@@ -176,7 +233,11 @@ public final class OrderGateway implements Agent
         final long signedQty = side == Side.BUY ? qty : -qty;
 
         RejectReason reason = RejectReason.NONE;
-        if (id < 0 || id >= instruments)
+        if (!loggedOn)
+        {
+            reason = RejectReason.NOT_LOGGED_ON;
+        }
+        else if (id < 0 || id >= instruments)
         {
             reason = RejectReason.UNKNOWN_INSTRUMENT;
         }
@@ -361,6 +422,12 @@ public final class OrderGateway implements Agent
     private static long pack(final int instrumentId, final long signedQty)
     {
         return ((long)instrumentId << 32) | (signedQty & 0xFFFF_FFFFL);
+    }
+
+    /** @return true once a peer logged on. */
+    public boolean isLoggedOn()
+    {
+        return counters.get(LOGONS) > 0;
     }
 
     /** @return the gateway's counts (index constants above). */

@@ -142,6 +142,20 @@ public final class SvgPercentilePlot
             svg.append(i == 0 ? "" : " ").append(String.format(Locale.ROOT, "%.1f,%.1f", px, py));
         }
         svg.append("\"/>\n");
+
+        // The numbers a reader looks for first, in the empty upper-left corner of a latency curve.
+        svg.append("<g class=\"legend\" font-family=\"monospace\" fill=\"#333\" xml:space=\"preserve\" " +
+            "style=\"white-space:pre\">\n");
+        int line = 0;
+        for (final double percentile : PercentileTable.PERCENTILES)
+        {
+            svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\">%-7s %10.2f us</text>%n", LEFT + 12,
+                TOP + 20 + 16 * line++, PercentileTable.label(percentile),
+                histogram.getValueAtPercentile(percentile) / 1000.0));
+        }
+        svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\">%-7s %10.2f us</text>%n", LEFT + 12,
+            TOP + 20 + 16 * line, "max", histogram.getMaxValue() / 1000.0));
+        svg.append("</g>\n");
         svg.append("</svg>\n");
         return svg.toString();
     }

@@ -5,6 +5,7 @@ import io.aeron.logbuffer.Header;
 import io.verbus.ExclusivePublication;
 import io.verbus.Subscription;
 import io.verbus.gateway.PartCounters;
+import io.verbus.gateway.SessionProtocol;
 import io.verbus.gateway.book.PriceLevelBook;
 import io.verbus.sbe.MessageBounds;
 import io.verbus.sbe.marketdata.BookSnapshotDecoder;
@@ -19,6 +20,9 @@ import io.verbus.sbe.orderentry.OrdType;
 import io.verbus.sbe.orderentry.OrderRejectDecoder;
 import io.verbus.sbe.orderentry.Side;
 import io.verbus.sbe.orderentry.TimeInForce;
+import io.verbus.sbe.session.LogonDecoder;
+import io.verbus.sbe.session.LogonEncoder;
+import io.verbus.sbe.session.LogoutDecoder;
 import org.HdrHistogram.Recorder;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.Agent;
@@ -32,6 +36,9 @@ import java.nio.ByteBuffer;
  * side (the size at the best bid against the best offer passes the imbalance threshold) it takes the thin side with a
  * limit order at the touch. Every order and cancel is a request that the order gateway answers exactly once; the
  * strategy keeps one request in flight per instrument, and checks each answer against it.
+ * <p>
+ * Before its first order it logs on to the order gateway with the session Logon (protocol and schema versions), and
+ * trades only once the gateway has answered with its own Logon.
  * <p>
  * Tick-to-trade is measured here: each order carries the publish time of the refresh that triggered it, the gateway
  * echoes it, and the answer's arrival time minus it goes into an HdrHistogram {@link Recorder} (wait-free, no
@@ -72,6 +79,8 @@ public final class Strategy implements Agent
     public static final int IN_FLIGHT = 13;
     /** Index of trades seen. */
     public static final int TRADES = 14;
+    /** Index of the session state: 1 once the order gateway accepted our logon, 0 before, -1 when refused. */
+    public static final int SESSION = 15;
 
     private static final int FRAGMENT_LIMIT = 64;
     private static final long NO_REQUEST = 0;
@@ -105,6 +114,11 @@ public final class Strategy implements Agent
         new io.verbus.sbe.orderentry.MessageHeaderEncoder();
     private final NewOrderEncoder newOrderEncoder = new NewOrderEncoder();
     private final CancelOrderEncoder cancelEncoder = new CancelOrderEncoder();
+    private final io.verbus.sbe.session.MessageHeaderEncoder sessionHeaderEncoder =
+        new io.verbus.sbe.session.MessageHeaderEncoder();
+    private final LogonEncoder logonEncoder = new LogonEncoder();
+    private final LogonDecoder logonDecoder = new LogonDecoder();
+    private final LogoutDecoder logoutDecoder = new LogoutDecoder();
     private final UnsafeBuffer sendBuffer = new UnsafeBuffer(ByteBuffer.allocateDirect(256));
 
     private final FragmentHandler marketDataHandler = this::onMarketData;
@@ -112,10 +126,11 @@ public final class Strategy implements Agent
     private final PartCounters counters = new PartCounters(
         "md-messages", "entries-applied", "book-faults", "snapshot-mismatches", "malformed", "orders-sent",
         "cancels-sent", "send-failures", "answers", "unexpected-answers", "fills", "acks", "rejects", "in-flight",
-        "trades");
-    private final long[] counts = new long[15];
+        "trades", "session");
+    private final long[] counts = new long[16];
 
     private volatile boolean trading = true;
+    private boolean logonSent;
     private long nextClOrdId = 1;
 
     /**
@@ -169,6 +184,10 @@ public final class Strategy implements Agent
     public int doWork()
     {
         int work = orders.flush();
+        if (!logonSent)
+        {
+            work += sendLogon();
+        }
         work += reports.poll(reportHandler, FRAGMENT_LIMIT);
         work += marketData.poll(marketDataHandler, FRAGMENT_LIMIT);
         for (int i = 0; i < counts.length; i++)
@@ -295,9 +314,24 @@ public final class Strategy implements Agent
         }
     }
 
+    private int sendLogon()
+    {
+        logonEncoder.wrapAndApplyHeader(sendBuffer, 0, sessionHeaderEncoder)
+            .sendingTimeNanos(clock.nanoTime())
+            .heartbeatIntervalMs(SessionProtocol.HEARTBEAT_INTERVAL_MS)
+            .senderCompId("STRATEGY")
+            .marketDataSchemaVersion(IncrementalRefreshDecoder.SCHEMA_VERSION)
+            .orderEntrySchemaVersion(NewOrderEncoder.SCHEMA_VERSION)
+            .protocolVersion().major(SessionProtocol.MAJOR).minor(SessionProtocol.MINOR);
+        final int length = io.verbus.sbe.session.MessageHeaderEncoder.ENCODED_LENGTH + logonEncoder.encodedLength();
+        // Until the order stream is connected this is refused; it is offered again next duty cycle.
+        logonSent = orders.offer(sendBuffer, 0, length) > 0;
+        return logonSent ? 1 : 0;
+    }
+
     private void onBookChanged(final int id, final long tickTimeNanos)
     {
-        if (!trading || !bookValid[id] || inFlightClOrdId[id] != NO_REQUEST)
+        if (!trading || counts[SESSION] != 1 || !bookValid[id] || inFlightClOrdId[id] != NO_REQUEST)
         {
             return;
         }
@@ -385,6 +419,11 @@ public final class Strategy implements Agent
         }
         oeHeader.wrap(buffer, offset);
         final int body = offset + io.verbus.sbe.orderentry.MessageHeaderDecoder.ENCODED_LENGTH;
+        if (oeHeader.schemaId() == LogonDecoder.SCHEMA_ID)
+        {
+            onSessionAnswer(buffer, body, oeHeader.templateId(), oeHeader.blockLength(), oeHeader.version());
+            return;
+        }
         if (oeHeader.schemaId() != ExecutionReportDecoder.SCHEMA_ID)
         {
             counts[MALFORMED]++;
@@ -434,6 +473,25 @@ public final class Strategy implements Agent
         }
     }
 
+    private void onSessionAnswer(
+        final DirectBuffer buffer, final int body, final int templateId, final int blockLength, final int version)
+    {
+        if (templateId == LogonDecoder.TEMPLATE_ID)
+        {
+            logonDecoder.wrap(buffer, body, blockLength, version);
+            counts[SESSION] = logonDecoder.protocolVersion().major() == SessionProtocol.MAJOR ? 1 : -1;
+        }
+        else if (templateId == LogoutDecoder.TEMPLATE_ID)
+        {
+            logoutDecoder.wrap(buffer, body, blockLength, version);
+            counts[SESSION] = -1;
+        }
+        else
+        {
+            counts[MALFORMED]++;
+        }
+    }
+
     private boolean matchesInFlight(final int id, final long clOrdId)
     {
         if (id < 0 || id >= inFlightClOrdId.length || inFlightClOrdId[id] != clOrdId || clOrdId == NO_REQUEST)
@@ -451,6 +509,12 @@ public final class Strategy implements Agent
     public void stopTrading()
     {
         trading = false;
+    }
+
+    /** @return true once the order gateway accepted the logon. */
+    public boolean isLoggedOn()
+    {
+        return counters.get(SESSION) == 1;
     }
 
     /** @return the strategy's counts (index constants above). */

@@ -83,6 +83,9 @@ class ReportFilesTest
         {
             assertTrue(labels.contains(expected), expected + " in " + labels);
         }
+        final String p99 = String.format(java.util.Locale.ROOT, "p99     %10.2f us",
+            histogram.getValueAtPercentile(99) / 1000.0);
+        assertTrue(labels.contains(p99), "legend line '" + p99 + "' in " + labels);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.verbus.gateway.strategy;
 
 import io.verbus.gateway.LoopbackAccess;
+import io.verbus.gateway.SessionProtocol;
 import io.verbus.gateway.book.PriceLevelBook;
 import io.verbus.sbe.marketdata.BookSnapshotEncoder;
 import io.verbus.sbe.marketdata.IncrementalRefreshEncoder;
@@ -12,6 +13,8 @@ import io.verbus.sbe.orderentry.ExecutionReportEncoder;
 import io.verbus.sbe.orderentry.NewOrderDecoder;
 import io.verbus.sbe.orderentry.RejectReason;
 import io.verbus.sbe.orderentry.Side;
+import io.verbus.sbe.session.LogonDecoder;
+import io.verbus.sbe.session.LogonEncoder;
 import org.HdrHistogram.Recorder;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
@@ -83,9 +86,28 @@ class StrategyTest
         }
     }
 
-    /** A balanced two-level book at rptSeq 10, so no order is triggered. */
+    private void logOn()
+    {
+        drain();
+        assertEquals(1, orders.pending(), "the logon goes out first");
+        final LogonDecoder logon = new LogonDecoder().wrapAndApplyHeader(orders.peek(0), 0,
+            new io.verbus.sbe.session.MessageHeaderDecoder());
+        assertEquals(SessionProtocol.MAJOR, logon.protocolVersion().major());
+        orders.subscription().poll((b, o, l, h) -> {}, 1);
+        final LogonEncoder answer = new LogonEncoder()
+            .wrapAndApplyHeader(buffer, 0, new io.verbus.sbe.session.MessageHeaderEncoder());
+        answer.sendingTimeNanos(1).heartbeatIntervalMs(1000).senderCompId("GW").marketDataSchemaVersion(0)
+            .orderEntrySchemaVersion(0).protocolVersion().major(SessionProtocol.MAJOR).minor(0);
+        reports.publication().offer(buffer, 0,
+            io.verbus.sbe.session.MessageHeaderEncoder.ENCODED_LENGTH + answer.encodedLength());
+        drain();
+        assertTrue(strategy.isLoggedOn());
+    }
+
+    /** Logged on, and a balanced two-level book at rptSeq 10, so no order is triggered. */
     private void startBook()
     {
+        logOn();
         publishSnapshot(10, new long[][]{ { P100, 40 }, { P100 - TICK, 30 } },
             new long[][]{ { P100 + TICK, 40 }, { P100 + 2 * TICK, 30 } });
         drain();
@@ -179,6 +201,19 @@ class StrategyTest
         assertEquals(1, strategy.counters().get(Strategy.FILLS));
         assertEquals(0, strategy.counters().get(Strategy.IN_FLIGHT));
         assertEquals(2_000_000L, recorder.getIntervalHistogram().getMaxValue(), 2_000_000L / 500);
+    }
+
+    @Test
+    void shouldNotTradeBeforeTheOrderGatewayAcceptedTheLogon()
+    {
+        drain();
+        orders.subscription().poll((b, o, l, h) -> {}, 1); // the logon, never answered
+        publishSnapshot(10, new long[][]{ { P100, 40 } }, new long[][]{ { P100 + TICK, 40 } });
+        publishRefresh(500_000L, new Entry(BID, PriceLevelBook.CHANGE, 1, P100, 400, 11));
+        drain();
+        assertFalse(strategy.isLoggedOn());
+        assertEquals(0, orders.pending(), "a strong signal, but no session");
+        assertEquals(11, strategy.book(INSTRUMENT).lastRptSeq(), "the book is kept all the same");
     }
 
     @Test
