@@ -194,4 +194,32 @@ class DirectSendHandOffTest
         assertTrue(realClock.agentCycles() > 0, "the agent never stepped in during idle gaps");
         assertEquals(1, sender.closeCalls.get());
     }
+
+    @Test
+    void shouldAllocateNothingOnTheWriterPathOrInTheAgentsIdleDutyAfterWarmUp()
+    {
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)java.lang.management.ManagementFactory.getThreadMXBean();
+        final Runnable cycle = () ->
+        {
+            for (int i = 0; i < 1_000; i++)
+            {
+                handOff.writerSendNow();
+                handOff.writerDoWork();
+                handOff.doWork();
+                nowNs.addAndGet(DirectSendHandOff.WRITER_IDLE_BEFORE_AGENT_NS);
+                handOff.doWork();
+            }
+        };
+        for (int i = 0; i < 20; i++)
+        {
+            cycle.run(); // warm up: let the JIT compile the paths
+        }
+        final long before = threads.getCurrentThreadAllocatedBytes();
+        cycle.run();
+        final long allocated = threads.getCurrentThreadAllocatedBytes() - before;
+
+        assertEquals(0, allocated, "bytes allocated by 1,000 writer sends and agent idle cycles");
+        assertTrue(handOff.agentCycles() > 0);
+    }
 }

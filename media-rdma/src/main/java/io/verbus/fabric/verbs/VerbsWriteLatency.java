@@ -36,8 +36,8 @@ public final class VerbsWriteLatency
 {
     /** Default measured round trips. */
     public static final int DEFAULT_ITERATIONS = 5_000;
-    /** Default round trips before measuring (JIT warm-up). */
-    public static final int DEFAULT_WARMUP = 2_000;
+    /** Default round trips before measuring: enough for C2 to compile the post/poll path. */
+    public static final int DEFAULT_WARMUP = 20_000;
     /** Default message size: the figure issue 4 asks for. */
     public static final int DEFAULT_SIZE = 64;
     private static final int SIGNAL_EVERY = 16;
