@@ -93,9 +93,12 @@ public final class BenchRun
         }
 
         log.println("bench: " + part + " " + contender.name() + " [" + contender.provider() + "]");
-        final LatencyRunner runner = new LatencyRunner(settings.forContender(contender));
+        final RunSettings contenderSettings = settings.forContender(contender);
+        final LatencyRunner runner = new LatencyRunner(contenderSettings);
         try (PingPongPair pair = contender.openPingPong(max(sizes)))
         {
+            // JIT warm-up of this contender's code, discarded; failures show in the measured runs that follow
+            new LatencyRunner(contenderSettings.warmUpOnly()).run(part, contender, pair, sizes[0]);
             boolean failed = false;
             for (final int size : sizes)
             {

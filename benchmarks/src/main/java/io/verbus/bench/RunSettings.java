@@ -96,6 +96,16 @@ public record RunSettings(
         }
     }
 
+    /**
+     * @return settings for a pass that only warms up (twice the usual warm-up, a token measurement), run once per
+     * contender before its first size so the first size is not measured on colder code than the others.
+     */
+    public RunSettings warmUpOnly()
+    {
+        return new RunSettings(2 * warmupNs, 1, maxRoundTrips, throughputNs, maxMessages, stallTimeoutNs,
+            pingerCpu, pongerCpu, idleStrategy);
+    }
+
     public boolean pinned()
     {
         return pingerCpu >= 0 && pongerCpu >= 0;
