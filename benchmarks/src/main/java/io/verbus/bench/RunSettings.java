@@ -36,6 +36,8 @@ public record RunSettings(
     Supplier<IdleStrategy> idleStrategy)
 {
     public static final long DEFAULT_STALL_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(5);
+    /** The least JIT warm-up a contender gets before its first latency size. */
+    public static final long MIN_CONTENDER_WARMUP_NS = TimeUnit.SECONDS.toNanos(1);
     /** A quick run gives up on a stalled contender sooner, to stay within its two minutes. */
     public static final long QUICK_STALL_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(2);
     public static final long DEFAULT_MAX_MESSAGES = 500_000_000L;
@@ -97,13 +99,15 @@ public record RunSettings(
     }
 
     /**
-     * @return settings for a pass that only warms up (twice the usual warm-up, a token measurement), run once per
-     * contender before its first size so the first size is not measured on colder code than the others.
+     * @return settings for a pass that only warms up (twice the usual warm-up and at least
+     * {@link #MIN_CONTENDER_WARMUP_NS}, a token measurement), run once per contender before its first size so the
+     * first size is not measured on colder code than the others: on two cores the JIT compiler threads share the
+     * CPUs with the spinning threads and need time.
      */
     public RunSettings warmUpOnly()
     {
-        return new RunSettings(2 * warmupNs, 1, maxRoundTrips, throughputNs, maxMessages, stallTimeoutNs,
-            pingerCpu, pongerCpu, idleStrategy);
+        return new RunSettings(Math.max(2 * warmupNs, MIN_CONTENDER_WARMUP_NS), 1, maxRoundTrips, throughputNs,
+            maxMessages, stallTimeoutNs, pingerCpu, pongerCpu, idleStrategy);
     }
 
     public boolean pinned()
