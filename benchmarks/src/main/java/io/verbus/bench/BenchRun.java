@@ -1,0 +1,226 @@
+package io.verbus.bench;
+
+import java.io.PrintStream;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One run of the harness: every contender, one after another in this process, latency then throughput, then the
+ * seed comparison. A contender that cannot run, or fails, is recorded with its reason and the run goes on.
+ */
+public final class BenchRun
+{
+    private final BenchOptions options;
+    private final RunSettings settings;
+    private final PrintStream log;
+
+    public BenchRun(final BenchOptions options, final RunSettings settings, final PrintStream log)
+    {
+        this.options = options;
+        this.settings = settings;
+        this.log = log;
+    }
+
+    /**
+     * @param contenders to measure, in table order.
+     * @return the report.
+     */
+    public BenchReport run(final List<Contender> contenders)
+    {
+        final Instant startedAt = Instant.now();
+        final MachineInfo machine = MachineInfo.current();
+        final List<BenchResult> results = new ArrayList<>();
+
+        if (options.runs(BenchOptions.Part.LATENCY))
+        {
+            for (final Contender contender : contenders)
+            {
+                results.addAll(latency(contender));
+            }
+        }
+        if (options.runs(BenchOptions.Part.THROUGHPUT))
+        {
+            for (final Contender contender : contenders)
+            {
+                results.addAll(throughput(contender));
+            }
+        }
+        if (options.runs(BenchOptions.Part.SEED))
+        {
+            results.addAll(SeedComparison.run(this));
+        }
+        return new BenchReport(
+            startedAt, machine, MachineInfo.currentLoadAverage(), options.quick(), pinning(), plan(), results);
+    }
+
+    /**
+     * @param contender to measure.
+     * @return one result per latency size.
+     */
+    public List<BenchResult> latency(final Contender contender)
+    {
+        return latency(BenchResult.LATENCY, contender);
+    }
+
+    /**
+     * @param contender to measure.
+     * @return one result per throughput size.
+     */
+    public List<BenchResult> throughput(final Contender contender)
+    {
+        return throughput(BenchResult.THROUGHPUT, contender);
+    }
+
+    /**
+     * @param part      the report part the results belong to.
+     * @param contender to measure.
+     * @return one result per latency size.
+     */
+    public List<BenchResult> latency(final String part, final Contender contender)
+    {
+        final int[] sizes = options.latencySizes();
+        final List<BenchResult> results = new ArrayList<>();
+        final String reason = reasonNotToRun(contender);
+        if (null != reason)
+        {
+            for (final int size : sizes)
+            {
+                results.add(BenchResult.notRun(part, contender.name(), contender.provider(), size, reason));
+            }
+            return results;
+        }
+
+        log.println("bench: " + part + " " + contender.name() + " [" + contender.provider() + "]");
+        final RunSettings contenderSettings = settings.forContender(contender);
+        final LatencyRunner runner = new LatencyRunner(contenderSettings);
+        try (PingPongPair pair = contender.openPingPong(max(sizes)))
+        {
+            // JIT warm-up of this contender's code, discarded; failures show in the measured runs that follow
+            new LatencyRunner(contenderSettings.warmUpOnly()).run(part, contender, pair, sizes[0]);
+            boolean failed = false;
+            for (final int size : sizes)
+            {
+                final BenchResult result = failed ?
+                    BenchResult.failed(part, contender.name(), contender.provider(), size,
+                        "an earlier size failed") :
+                    runner.run(part, contender, pair, size);
+                failed = !result.ok();
+                results.add(result);
+                log.println("bench:   " + size + " B " + summary(result));
+            }
+        }
+        catch (final Exception ex)
+        {
+            failAll(results, part, contender, sizes, ex);
+        }
+        return results;
+    }
+
+    /**
+     * @param part      the report part the results belong to.
+     * @param contender to measure.
+     * @return one result per throughput size.
+     */
+    public List<BenchResult> throughput(final String part, final Contender contender)
+    {
+        final int[] sizes = options.throughputSizes();
+        final List<BenchResult> results = new ArrayList<>();
+        final String reason = reasonNotToRun(contender);
+        if (null != reason)
+        {
+            for (final int size : sizes)
+            {
+                results.add(BenchResult.notRun(part, contender.name(), contender.provider(), size,
+                    reason));
+            }
+            return results;
+        }
+
+        log.println("bench: " + part + " " + contender.name() + " [" + contender.provider() + "]");
+        final ThroughputRunner runner = new ThroughputRunner(settings.forContender(contender));
+        for (final int size : sizes)
+        {
+            // a fresh stream per size: a size that failed or left bytes in flight cannot spoil the next
+            try (StreamPair pair = contender.openStream(size))
+            {
+                final BenchResult result = runner.run(part, contender, pair, size);
+                results.add(result);
+                log.println("bench:   " + size + " B " + summary(result));
+            }
+            catch (final Exception ex)
+            {
+                results.add(BenchResult.failed(part, contender.name(), contender.provider(), size,
+                    "set-up failed: " + LatencyRunner.describe(ex)));
+            }
+        }
+        return results;
+    }
+
+    private String reasonNotToRun(final Contender contender)
+    {
+        if (!options.selects(contender.name()))
+        {
+            return "not selected by --contenders";
+        }
+        return contender.unavailableReason();
+    }
+
+    private void failAll(
+        final List<BenchResult> results,
+        final String part,
+        final Contender contender,
+        final int[] sizes,
+        final Exception ex)
+    {
+        for (int i = results.size(); i < sizes.length; i++)
+        {
+            results.add(BenchResult.failed(part, contender.name(), contender.provider(), sizes[i],
+                "set-up failed: " + LatencyRunner.describe(ex)));
+        }
+        log.println("bench:   " + contender.name() + " failed: " + LatencyRunner.describe(ex));
+    }
+
+    private String plan()
+    {
+        return String.format(java.util.Locale.ROOT,
+            "latency: %d ms warm-up, then %d ms or %d round trips per size; throughput: %d ms per size after a " +
+            "shorter warm-up; stall timeout %d ms",
+            TimeUnit.NANOSECONDS.toMillis(settings.warmupNs()), TimeUnit.NANOSECONDS.toMillis(settings.measureNs()),
+            settings.maxRoundTrips(), TimeUnit.NANOSECONDS.toMillis(settings.throughputNs()),
+            TimeUnit.NANOSECONDS.toMillis(settings.stallTimeoutNs()));
+    }
+
+    private String pinning()
+    {
+        final String spin = "exactly two spinning threads (pinger/publisher and ponger/subscriber)";
+        return settings.pinned() ?
+            spin + ", pinned to CPUs " + settings.pingerCpu() + " and " + settings.pongerCpu() :
+            spin + ", not pinned";
+    }
+
+    private static String summary(final BenchResult result)
+    {
+        if (!result.ok())
+        {
+            return result.statusText();
+        }
+        if (null != result.histogram())
+        {
+            return "p50 " + ResultTable.micros(result.valueAtPercentileNs(50)) + " us, p99.9 " +
+                ResultTable.micros(result.valueAtPercentileNs(99.9)) + " us, " + result.messages() + " round trips";
+        }
+        return String.format(java.util.Locale.ROOT, "%,.0f msgs/s", result.messagesPerSecond());
+    }
+
+    static int max(final int[] values)
+    {
+        int max = 0;
+        for (final int value : values)
+        {
+            max = Math.max(max, value);
+        }
+        return max;
+    }
+}

@@ -1,0 +1,201 @@
+package io.verbus.bench;
+
+import io.verbus.driver.Affinity;
+import org.HdrHistogram.Histogram;
+import org.agrona.concurrent.IdleStrategy;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Measures round trips of one size over a {@link PingPongPair}: a pinger thread and a ponger thread, each pinned to
+ * its own CPU and the only spinning threads, warm up, then the pinger records every round trip in an HdrHistogram.
+ * Every wait is bounded by the stall timeout and the run by count and time.
+ */
+public final class LatencyRunner
+{
+    /** Ten seconds at three significant digits: any round trip slower than that is a stall anyway. */
+    public static final long HIGHEST_TRACKABLE_NS = TimeUnit.SECONDS.toNanos(10);
+    private static final int SPINS_BETWEEN_CLOCK_READS = 256;
+
+    private final RunSettings settings;
+
+    public LatencyRunner(final RunSettings settings)
+    {
+        this.settings = settings;
+    }
+
+    /**
+     * @param part      the report part the result belongs to.
+     * @param contender whose pair is measured (for the names in the result).
+     * @param pair      connected ends.
+     * @param length    message length in bytes.
+     * @return the measured histogram, or a failed result naming what went wrong.
+     */
+    public BenchResult run(final String part, final Contender contender, final PingPongPair pair, final int length)
+    {
+        final Histogram histogram = new Histogram(HIGHEST_TRACKABLE_NS, 3);
+        final AtomicBoolean running = new AtomicBoolean(true);
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        final long[] measured = new long[3]; // round trips, elapsed ns, process CPU ns
+
+        final Thread ponger = new Thread(() -> pong(pair.ponger(), running, failure), "bench-ponger");
+        final Thread pinger = new Thread(
+            () -> ping(pair.pinger(), length, histogram, measured, running, failure), "bench-pinger");
+        ponger.setDaemon(true);
+        pinger.setDaemon(true);
+        ponger.start();
+        pinger.start();
+
+        final boolean finished = join(pinger, settings.latencyRunLimitNs());
+        running.set(false);
+        if (!finished || !join(ponger, settings.stallTimeoutNs()))
+        {
+            pair.close(); // unblocks a stuck end; the contender is done for
+            join(pinger, settings.stallTimeoutNs());
+            join(ponger, settings.stallTimeoutNs());
+            failure.compareAndSet(null, new IllegalStateException("round trip did not finish within " +
+                TimeUnit.NANOSECONDS.toMillis(settings.latencyRunLimitNs()) + " ms"));
+        }
+
+        final Throwable error = failure.get();
+        if (null != error)
+        {
+            return BenchResult.failed(part, contender.name(), contender.provider(), length, describe(error));
+        }
+        return new BenchResult(part, contender.name(), contender.provider(), length,
+            BenchResult.Status.OK, null, histogram, measured[0], measured[1], measured[2]);
+    }
+
+    private void ping(
+        final Pinger pinger,
+        final int length,
+        final Histogram histogram,
+        final long[] measured,
+        final AtomicBoolean running,
+        final AtomicReference<Throwable> failure)
+    {
+        try
+        {
+            pin(settings.pingerCpu());
+            final IdleStrategy idle = settings.idleStrategy().get();
+            long sequence = 0;
+
+            final long warmupEndNs = System.nanoTime() + settings.warmupNs();
+            for (long i = 0; i < settings.maxRoundTrips() && System.nanoTime() < warmupEndNs; i++)
+            {
+                roundTrip(pinger, ++sequence, length, idle, System.nanoTime());
+            }
+
+            final long cpuStartNs = ProcessCpuClock.cpuTimeNs();
+            final long startNs = System.nanoTime();
+            final long endNs = startNs + settings.measureNs();
+            long count = 0;
+            long nowNs = startNs;
+            while (count < settings.maxRoundTrips() && nowNs < endNs && running.get())
+            {
+                final long sentNs = System.nanoTime();
+                roundTrip(pinger, ++sequence, length, idle, sentNs);
+                nowNs = System.nanoTime();
+                histogram.recordValue(Math.min(nowNs - sentNs, HIGHEST_TRACKABLE_NS));
+                count++;
+            }
+            measured[0] = count;
+            measured[1] = nowNs - startNs;
+            measured[2] = cpuStartNs < 0 ? -1 : ProcessCpuClock.cpuTimeNs() - cpuStartNs;
+        }
+        catch (final Throwable ex)
+        {
+            failure.compareAndSet(null, ex);
+        }
+    }
+
+    private void roundTrip(
+        final Pinger pinger, final long sequence, final int length, final IdleStrategy idle, final long sentNs)
+    {
+        final long deadlineNs = sentNs + settings.stallTimeoutNs();
+        int spins = 0;
+        idle.reset();
+        while (!pinger.send(sequence, length))
+        {
+            if (++spins % SPINS_BETWEEN_CLOCK_READS == 0 && System.nanoTime() > deadlineNs)
+            {
+                throw new IllegalStateException("could not send message " + sequence + " for " + stallMs() + " ms");
+            }
+            idle.idle();
+        }
+        idle.reset();
+        while (!pinger.pollEcho(sequence))
+        {
+            if (++spins % SPINS_BETWEEN_CLOCK_READS == 0 && System.nanoTime() > deadlineNs)
+            {
+                throw new IllegalStateException("no echo of message " + sequence + " within " + stallMs() + " ms");
+            }
+            idle.idle();
+        }
+    }
+
+    private void pong(final Ponger ponger, final AtomicBoolean running, final AtomicReference<Throwable> failure)
+    {
+        try
+        {
+            pin(settings.pongerCpu());
+            final IdleStrategy idle = settings.idleStrategy().get();
+            final long deadlineNs = System.nanoTime() + settings.latencyRunLimitNs();
+            int spins = 0;
+            while (running.get())
+            {
+                idle.idle(ponger.echo());
+                if (++spins % SPINS_BETWEEN_CLOCK_READS == 0 && System.nanoTime() > deadlineNs)
+                {
+                    throw new IllegalStateException("ponger still running after its time limit");
+                }
+            }
+        }
+        catch (final Throwable ex)
+        {
+            if (running.get())
+            {
+                failure.compareAndSet(null, ex);
+            }
+        }
+    }
+
+    private long stallMs()
+    {
+        return TimeUnit.NANOSECONDS.toMillis(settings.stallTimeoutNs());
+    }
+
+    /**
+     * Pins the calling thread with bus-core's {@link Affinity} (sched_setaffinity through FFM).
+     *
+     * @param cpu the CPU, or {@link Affinity#NO_CPU}.
+     */
+    static void pin(final int cpu)
+    {
+        if (Affinity.NO_CPU != cpu)
+        {
+            Affinity.pinCurrentThread(cpu);
+        }
+    }
+
+    static boolean join(final Thread thread, final long timeoutNs)
+    {
+        try
+        {
+            return thread.join(java.time.Duration.ofNanos(timeoutNs));
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    static String describe(final Throwable error)
+    {
+        final String message = error.getMessage();
+        return null == message ? error.getClass().getSimpleName() : message.replace('\n', ' ');
+    }
+}

@@ -1,0 +1,26 @@
+package io.verbus.bench;
+
+/**
+ * The pinging end of a round trip, owned by the pinger thread. Every message starts with its 8-byte sequence number
+ * so the echo can be checked; a contender whose data path needs a duty cycle (an invoked driver) runs it here.
+ */
+public interface Pinger
+{
+    /**
+     * Sends one message.
+     *
+     * @param sequence to write into the first 8 bytes.
+     * @param length   of the message in bytes.
+     * @return true when sent, false when it could not be sent now (back-pressure) and the caller should retry.
+     */
+    boolean send(long sequence, int length);
+
+    /**
+     * Polls once for the echo.
+     *
+     * @param sequence the sequence number last sent.
+     * @return true when the echo of {@code sequence} has arrived.
+     * @throws IllegalStateException when an echo carries another sequence number.
+     */
+    boolean pollEcho(long sequence);
+}

@@ -1,0 +1,388 @@
+package io.verbus.bench;
+
+import io.verbus.bench.contender.AeronContender;
+import io.verbus.bench.contender.FabricSendReceiveContender;
+import io.verbus.bench.contender.FabricWriteContender;
+import io.verbus.bench.contender.FloorContender;
+import io.verbus.bench.contender.NotRunContender;
+import io.verbus.bench.contender.TcpBusyPollContender;
+import io.verbus.bench.contender.TcpSocketContender;
+import io.verbus.bench.contender.VerbusContender;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Tiny bounded runs that prove the harness completes and accounts for every contender. They never look at how fast
+ * anything was: the machine is shared, and waiting threads back off instead of spinning.
+ */
+class HarnessRunTest
+{
+    private static final long MAX_ROUND_TRIPS = 200;
+    private static final long STALL_TIMEOUT_NS = TimeUnit.MILLISECONDS.toNanos(300);
+
+    private final ByteArrayOutputStream log = new ByteArrayOutputStream();
+
+    @Test
+    void shouldRecordEveryRoundTripOfATinyBoundedTcpRun()
+    {
+        final List<BenchResult> results = run("--sizes", "32,256").latency(new TcpSocketContender());
+
+        assertEquals(2, results.size());
+        for (final BenchResult result : results)
+        {
+            assertTrue(result.ok(), result.statusText());
+            assertTrue(result.messages() > 0 && result.messages() <= MAX_ROUND_TRIPS, "round trips " + result.messages());
+            assertEquals(result.messages(), result.histogram().getTotalCount());
+            assertEquals("kernel TCP, loopback, blocking, TCP_NODELAY", result.provider());
+        }
+        assertEquals(32, results.get(0).sizeBytes());
+        assertEquals(256, results.get(1).sizeBytes());
+    }
+
+    @Test
+    void shouldCountMessagesOfATinyBoundedThroughputRun()
+    {
+        final List<BenchResult> results = run("--throughput-sizes", "64,4096").throughput(new TcpSocketContender());
+
+        assertEquals(2, results.size());
+        for (final BenchResult result : results)
+        {
+            assertTrue(result.ok(), result.statusText());
+            assertTrue(result.messages() > 0);
+            assertTrue(result.elapsedNs() > 0);
+            assertTrue(result.messagesPerSecond() > 0);
+        }
+    }
+
+    @Test
+    void shouldCarryBothPartsOverTheNioBusyPollVariant()
+    {
+        final BenchRun run = run("--sizes", "1024", "--throughput-sizes", "1024");
+
+        assertTrue(run.latency(new TcpBusyPollContender()).getFirst().ok());
+        assertTrue(run.throughput(new TcpBusyPollContender()).getFirst().ok());
+    }
+
+    @Test
+    void shouldBounceTheCacheLineAndFillTheRingOfTheFloor()
+    {
+        final BenchRun run = run("--sizes", "32", "--throughput-sizes", "4096");
+
+        final BenchResult latency = run.latency(new FloorContender()).getFirst();
+        final BenchResult throughput = run.throughput(new FloorContender()).getFirst();
+
+        assertTrue(latency.ok(), latency.statusText());
+        assertEquals(latency.messages(), latency.histogram().getTotalCount());
+        assertTrue(throughput.ok(), throughput.statusText());
+    }
+
+    @Test
+    void shouldPingPongThroughARealEmbeddedAeronDriver()
+    {
+        final BenchRun run = run("--sizes", "32", "--throughput-sizes", "4096");
+        final AeronContender ipc = new AeronContender(AeronContender.Media.IPC);
+
+        final BenchResult latency = run.latency(ipc).getFirst();
+        final BenchResult throughput = run.throughput(ipc).getFirst();
+
+        assertTrue(latency.ok(), latency.statusText());
+        assertTrue(latency.messages() > 0);
+        assertTrue(throughput.ok(), throughput.statusText());
+        assertTrue(ipc.provider().startsWith("aeron 1.51.0 embedded MediaDriver"), ipc.provider());
+    }
+
+    @Test
+    void shouldPingPongThroughVerbusNativeIpcAndTheRdmaMediaOverShm()
+    {
+        final BenchRun run = run("--sizes", "32", "--throughput-sizes", "1024");
+
+        for (final VerbusContender.Variant variant : List.of(
+            VerbusContender.Variant.IPC, VerbusContender.Variant.RDMA_SHM_DIRECT, VerbusContender.Variant.RDMA_SHM_AGENT))
+        {
+            final VerbusContender contender = new VerbusContender(variant);
+            final BenchResult latency = run.latency(contender).getFirst();
+            final BenchResult throughput = run.throughput(contender).getFirst();
+
+            assertTrue(latency.ok(), variant + " " + latency.statusText());
+            assertEquals(latency.messages(), latency.histogram().getTotalCount());
+            assertTrue(throughput.ok(), variant + " " + throughput.statusText());
+            assertTrue(throughput.messages() > 0, variant + " messages");
+        }
+    }
+
+    @Test
+    void shouldReproduceTheSeedMethodsOverTheShmProvider()
+    {
+        final BenchRun run = run("--sizes", "256", "--throughput-sizes", "4096");
+
+        for (final Contender contender : List.of(new FabricSendReceiveContender("shm"), new FabricWriteContender("shm")))
+        {
+            final BenchResult latency = run.latency(SeedComparison.LATENCY_PART, contender).getFirst();
+            final BenchResult throughput = run.throughput(SeedComparison.THROUGHPUT_PART, contender).getFirst();
+
+            assertTrue(latency.ok(), contender.name() + " " + latency.statusText());
+            assertEquals(SeedComparison.LATENCY_PART, latency.part());
+            assertTrue(latency.cpuNsPerMessage() >= 0, "CPU time per round trip is measured");
+            assertTrue(throughput.ok(), contender.name() + " " + throughput.statusText());
+            assertTrue(throughput.cpuNsPerMessage() >= 0, "CPU time per message is measured");
+        }
+    }
+
+    @Test
+    void shouldNameWhyVerbsCannotRunHere()
+    {
+        final String[] devices = new File("/sys/class/infiniband").list();
+        final boolean deviceHere = null != devices && devices.length > 0;
+        final String reason = new VerbusContender(VerbusContender.Variant.RDMA_VERBS).unavailableReason();
+        final String seedReason = new FabricWriteContender("verbs").unavailableReason();
+
+        if (!deviceHere)
+        {
+            assertTrue(null != reason && reason.startsWith("no RDMA device on this host"), String.valueOf(reason));
+            assertTrue(null != seedReason && seedReason.startsWith("no RDMA device on this host"), seedReason);
+        }
+        else
+        {
+            assertTrue(null == reason || reason.contains("not in this build"), reason);
+        }
+        assertNull(new VerbusContender(VerbusContender.Variant.RDMA_SHM_DIRECT).unavailableReason());
+        assertNull(new FabricWriteContender("tcp").unavailableReason());
+    }
+
+    @Test
+    void shouldListContenderThatCannotRunAsNotRunForEverySize()
+    {
+        final BenchRun run = run("--sizes", "32,256,1024", "--throughput-sizes", "32,4096");
+        final NotRunContender verbs = new NotRunContender("verbus-rdma-verbs", "rdma verbs",
+            "no RDMA device on this host");
+
+        final List<BenchResult> latency = run.latency(verbs);
+        final List<BenchResult> throughput = run.throughput(verbs);
+
+        assertEquals(3, latency.size());
+        assertEquals(2, throughput.size());
+        for (final BenchResult result : List.of(latency.get(0), latency.get(2), throughput.get(1)))
+        {
+            assertEquals(BenchResult.Status.NOT_RUN, result.status());
+            assertEquals("not run: no RDMA device on this host", result.statusText());
+            assertNull(result.histogram());
+        }
+    }
+
+    @Test
+    void shouldListContenderLeftOutByTheFilterAsNotSelected()
+    {
+        final BenchResult result = run("--sizes", "32", "--contenders", "^aeron").latency(new TcpSocketContender())
+            .getFirst();
+
+        assertEquals("not run: not selected by --contenders", result.statusText());
+    }
+
+    @Test
+    void shouldFailContenderWhoseEchoNeverComesWithinTheStallTimeout()
+    {
+        final long startNs = System.nanoTime();
+        final List<BenchResult> results = run("--sizes", "32,256").latency(new SilentContender());
+        final long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+
+        assertEquals(BenchResult.Status.FAILED, results.get(0).status());
+        assertTrue(results.get(0).reason().contains("no echo of message 1 within 300 ms"), results.get(0).reason());
+        assertEquals("failed: an earlier size failed", results.get(1).statusText());
+        assertTrue(elapsedMs < 10_000, "bounded by the stall timeout, took " + elapsedMs + " ms");
+    }
+
+    @Test
+    void shouldFailThroughputWhoseSubscriberNeverReceives()
+    {
+        final BenchResult result = run("--throughput-sizes", "32").throughput(new SilentContender()).getFirst();
+
+        assertEquals(BenchResult.Status.FAILED, result.status());
+        assertTrue(result.reason().contains("subscriber received nothing for 300 ms"), result.reason());
+    }
+
+    @Test
+    void shouldReportSetUpFailureWithItsCauseForEverySize()
+    {
+        final List<BenchResult> results = run("--sizes", "32,256").latency(new BrokenContender());
+
+        assertEquals(2, results.size());
+        for (final BenchResult result : results)
+        {
+            assertEquals("failed: set-up failed: cannot bind: address in use", result.statusText());
+        }
+        assertTrue(log.toString(StandardCharsets.UTF_8).contains("broken failed"));
+    }
+
+    @Test
+    void shouldPinTheMeasuringThreadsWhenTheCpusExistAndRunUnpinnedOtherwise()
+    {
+        final RunSettings pinned = RunSettings.from(BenchOptions.parse("--cpus", "0,1"));
+        final RunSettings unpinned = RunSettings.from(BenchOptions.parse("--no-pin"));
+
+        if (Runtime.getRuntime().availableProcessors() >= 2)
+        {
+            assertTrue(pinned.pinned());
+            assertEquals(0, pinned.pingerCpu());
+            assertEquals(1, pinned.pongerCpu());
+        }
+        assertFalse(unpinned.pinned());
+        assertEquals(-1, unpinned.pingerCpu());
+    }
+
+    @Test
+    void shouldYieldInsteadOfSpinningForContendersWithHelperThreads()
+    {
+        final RunSettings settings = RunSettings.from(BenchOptions.parse("--no-pin"));
+
+        assertTrue(settings.idleStrategy().get() instanceof org.agrona.concurrent.BusySpinIdleStrategy);
+        assertTrue(settings.forContender(new FabricWriteContender("tcp")).idleStrategy().get()
+            instanceof org.agrona.concurrent.YieldingIdleStrategy);
+        assertTrue(settings.forContender(new FabricWriteContender("shm")).idleStrategy().get()
+            instanceof org.agrona.concurrent.BusySpinIdleStrategy);
+    }
+
+    @Test
+    void shouldDescribeThreadsAndLoadInTheReport()
+    {
+        final BenchRun run = run("--sizes", "32", "--only", "latency", "--contenders", "^floor$");
+
+        final BenchReport report = run.run(List.of(new FloorContender(), new TcpSocketContender()));
+
+        assertEquals(2, report.results().size());
+        assertTrue(report.results().get(0).ok());
+        assertEquals("not run: not selected by --contenders", report.results().get(1).statusText());
+        assertTrue(report.pinning().contains("not pinned"), report.pinning());
+        assertFalse(report.machine().cpuModel().isEmpty());
+    }
+
+    private BenchRun run(final String... extraArgs)
+    {
+        final String[] args = new String[extraArgs.length + 6];
+        System.arraycopy(new String[]{ "--warmup-ms", "20", "--measure-ms", "100", "--throughput-ms", "50" }, 0, args, 0, 6);
+        System.arraycopy(extraArgs, 0, args, 6, extraArgs.length);
+        final BenchOptions options = BenchOptions.parse(args);
+        final RunSettings settings = new RunSettings(
+            options.warmupNs(), options.measureNs(), MAX_ROUND_TRIPS, options.throughputNs(), 100_000,
+            STALL_TIMEOUT_NS, -1, -1, BackoffIdleStrategy::new);
+        return new BenchRun(options, settings, new PrintStream(log, true, StandardCharsets.UTF_8));
+    }
+
+    /** Accepts every message and never answers. */
+    private static final class SilentContender implements Contender
+    {
+        @Override
+        public String name()
+        {
+            return "silent";
+        }
+
+        @Override
+        public String provider()
+        {
+            return "nothing";
+        }
+
+        @Override
+        public PingPongPair openPingPong(final int maxLength)
+        {
+            final Pinger pinger = new Pinger()
+            {
+                @Override
+                public boolean send(final long sequence, final int length)
+                {
+                    return true;
+                }
+
+                @Override
+                public boolean pollEcho(final long sequence)
+                {
+                    return false;
+                }
+            };
+            return new PingPongPair()
+            {
+                @Override
+                public Pinger pinger()
+                {
+                    return pinger;
+                }
+
+                @Override
+                public Ponger ponger()
+                {
+                    return () -> 0;
+                }
+
+                @Override
+                public void close()
+                {
+                }
+            };
+        }
+
+        @Override
+        public StreamPair openStream(final int maxLength)
+        {
+            return new StreamPair()
+            {
+                @Override
+                public StreamPublisher publisher()
+                {
+                    return length -> true;
+                }
+
+                @Override
+                public StreamSubscriber subscriber()
+                {
+                    return length -> 0;
+                }
+
+                @Override
+                public void close()
+                {
+                }
+            };
+        }
+    }
+
+    /** Cannot even be set up. */
+    private static final class BrokenContender implements Contender
+    {
+        @Override
+        public String name()
+        {
+            return "broken";
+        }
+
+        @Override
+        public String provider()
+        {
+            return "nothing";
+        }
+
+        @Override
+        public PingPongPair openPingPong(final int maxLength) throws IOException
+        {
+            throw new IOException("cannot bind: address in use");
+        }
+
+        @Override
+        public StreamPair openStream(final int maxLength) throws IOException
+        {
+            throw new IOException("cannot bind: address in use");
+        }
+    }
+}
