@@ -20,7 +20,8 @@ finish() {
     sleep 30
 }
 
-mount -t tmpfs -o size=256m tmpfs /tmp
+# No tmpfs on /tmp: the overlay root is already writable, and a tmpfs there would hide a project checked
+# out under /tmp (the host paths are the guest paths).
 mount -t tmpfs tmpfs /run
 mkdir -p "/lib/modules/$KERNEL_VERSION" && mount --bind "$KERNEL_MODULES" "/lib/modules/$KERNEL_VERSION" \
     || finish "cannot bind the guest kernel's modules"
