@@ -20,8 +20,15 @@ finish() {
     sleep 30
 }
 
-# No tmpfs on /tmp: the overlay root is already writable, and a tmpfs there would hide a project checked
-# out under /tmp (the host paths are the guest paths).
+# Guest scratch on its own tmpfs. A project checked out under /tmp (the host paths are the guest paths) would be
+# hidden by it, so a bind of the project is moved back on top of the new /tmp.
+if [ "${VERBUS_HOME#/tmp/}" != "$VERBUS_HOME" ]; then
+    mkdir -p /mnt/verbus-home && mount --rbind "$VERBUS_HOME" /mnt/verbus-home
+    mount -t tmpfs -o size=256m tmpfs /tmp
+    mkdir -p "$VERBUS_HOME" && mount --move /mnt/verbus-home "$VERBUS_HOME"
+else
+    mount -t tmpfs -o size=256m tmpfs /tmp
+fi
 mount -t tmpfs tmpfs /run
 mkdir -p "/lib/modules/$KERNEL_VERSION" && mount --bind "$KERNEL_MODULES" "/lib/modules/$KERNEL_VERSION" \
     || finish "cannot bind the guest kernel's modules"
