@@ -4,7 +4,6 @@ import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import static io.verbus.media.rdma.protocol.HandshakeException.Reason.AUTHENTICATION_FAILED;
-import static io.verbus.media.rdma.protocol.HandshakeException.Reason.PEER_REJECTED;
 
 /**
  * The publisher's side of the control-connection handshake: HELLO in, CHALLENGE out, CONNECT in, ACCEPT out,
@@ -145,30 +144,11 @@ public final class PublisherHandshake
 
     private void receive(final MessageTransport transport, final short expectedType) throws HandshakeException
     {
-        final int length = transport.receive(in, stepTimeoutMs);
-        final short type = HandshakeValidator.validateHeader(in, 0, length, expectedType);
-        if (HandshakeHeader.REJECT_TYPE == type)
-        {
-            reject.wrap(in, 0);
-            throw new HandshakeException(PEER_REJECTED, "peer rejected (" +
-                HandshakeException.Reason.fromCode(reject.reasonCode()) + "): " + reject.text(length));
-        }
+        HandshakeSteps.receive(transport, in, reject, stepTimeoutMs, expectedType, "peer");
     }
 
     private void sendReject(final MessageTransport transport, final HandshakeException ex)
     {
-        if (ex.reason() == PEER_REJECTED || ex.reason() == HandshakeException.Reason.CLOSED)
-        {
-            return;
-        }
-        try
-        {
-            final int length = reject.wrap(out, 0).encode(ex.reason(), ex.detail());
-            transport.send(out, 0, length);
-        }
-        catch (final HandshakeException ignore)
-        {
-            // the peer is gone; the caller logs the original failure
-        }
+        HandshakeSteps.sendReject(transport, out, reject, ex);
     }
 }
