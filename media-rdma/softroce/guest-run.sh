@@ -81,8 +81,8 @@ cat "$SHARED/ib_write_lat.txt"
 [ "$perftest_rc" -eq 0 ] || finish "ib_write_lat failed (exit $perftest_rc)"
 
 # --- ONE JVM: the conformance suite on provider=verbs and the Verbus latency ------------------------------
-TARGET="$VERBUS_HOME/media-rdma/target"
-CLASSPATH="$TARGET/classes:$TARGET/test-classes:$(cat "$TARGET/test-classpath.txt"):$(ls "$TARGET"/softroce-lib/junit-platform-console-standalone-*.jar | head -n 1)"
+TARGET="$VERBUS_HOME/media-rdma/softroce/target"
+CLASSPATH="$(cat "$TARGET/test-classpath.txt"):$(ls "$TARGET"/softroce-lib/junit-platform-console-standalone-*.jar | head -n 1)"
 run_java() {
     # -XX:UseAVX=1: one guest JVM in twenty crashed in JIT code under the emulated AVX2.
     "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 -XX:+UseSerialGC -Xmx1g \
@@ -94,7 +94,7 @@ run_java() {
         --config='junit.jupiter.testclass.order.default=org.junit.jupiter.api.ClassOrderer$OrderAnnotation' \
         --select-class io.verbus.fabric.verbs.VerbsConformanceIT \
         --select-class io.verbus.fabric.verbs.VerbsProviderIT \
-        --select-class io.verbus.fabric.verbs.VerbsWriteLatencyIT
+        --select-class io.verbus.tools.VerbsWriteLatencyIT
 }
 # Read the JDK's big files and the jars sequentially once: the JVM would otherwise fault them in page by
 # page over 9p, which is the slowest part of a JVM launch under TCG.

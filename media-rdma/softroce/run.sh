@@ -50,9 +50,9 @@ fi
 # --- 2. The project must be built on the host (the guest only runs it) -----------------------------------
 JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 [ -x "$JAVA_HOME/bin/java" ] || die "no JDK at JAVA_HOME=$JAVA_HOME (run through ./verbus softroce-test, which finds one)"
-MODULE_TARGET="$VERBUS_HOME/media-rdma/target"
-for needed in classes test-classes test-classpath.txt softroce-lib; do
-    [ -e "$MODULE_TARGET/$needed" ] || die "missing $MODULE_TARGET/$needed: build first with ./verbus softroce-test (it builds) or ./mvnw -pl media-rdma -am package -DskipTests"
+MODULE_TARGET="$VERBUS_HOME/media-rdma/softroce/target"
+for needed in test-classpath.txt softroce-lib; do
+    [ -e "$MODULE_TARGET/$needed" ] || die "missing $MODULE_TARGET/$needed: build first with ./verbus softroce-test (it builds) or ./mvnw -pl media-rdma/softroce -am package -DskipTests"
 done
 
 # --- 3. A Debian kernel with rdma_rxe, unpacked (cached) -------------------------------------------------

@@ -1,0 +1,324 @@
+package io.verbus.fabric.shm;
+
+import io.verbus.fabric.AccessFlags;
+import io.verbus.fabric.DeviceAttributes;
+import io.verbus.fabric.FabricContext;
+import io.verbus.fabric.FabricException;
+import io.verbus.fabric.LinkLayer;
+import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.PortAttributes;
+import io.verbus.fabric.PortState;
+import io.verbus.fabric.QueuePairConfig;
+import io.verbus.fabric.soft.SoftDevice;
+import io.verbus.fabric.soft.SoftMemoryRegion;
+import io.verbus.fabric.soft.SoftProtectionDomain;
+import io.verbus.fabric.soft.SoftQueuePair;
+import io.verbus.fabric.soft.SoftRegionTable;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+import static io.verbus.fabric.shm.ShmLayout.*;
+
+/**
+ * An shm device: a directory {@code <shm dir>/dev-<gid hex>} holding a control file (pid, heartbeat), a
+ * region table that peers check rkeys against, and one file per QP. A daemon thread refreshes the
+ * heartbeat every quarter of the liveness timeout.
+ */
+public final class ShmDevice extends SoftDevice
+{
+    /** Largest SEND payload: the size of a receive slot in the responder's QP file. */
+    public static final int SEND_SLOT_CAPACITY = 64 * 1024;
+    /** Inline capacity offered. */
+    public static final int MAX_INLINE_DATA = 256;
+
+    private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    private static final AtomicInteger ALLOCATIONS = new AtomicInteger();
+
+    private record Allocation(long address, long length, Path path)
+    {
+    }
+
+    private final byte[] gid;
+    private final Path directory;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment control;
+    private final MemorySegment regions;
+    private final Thread heartbeat;
+    private final Map<String, ShmPeer> peers = new HashMap<>();
+    private final List<Allocation> allocations = new CopyOnWriteArrayList<>();
+    private final long livenessTimeoutNs;
+
+    private ShmDevice(final String name, final byte[] gid, final FabricContext context)
+    {
+        super(attributes(name, gid), context);
+        this.gid = gid;
+        this.livenessTimeoutNs = context.shmLivenessTimeoutNs();
+        this.directory = context.shmDirectory().resolve("dev-" + HexFormat.of().formatHex(gid));
+        try
+        {
+            Files.createDirectories(directory);
+            ShmStaleDevices.sweep(context.shmDirectory(), livenessTimeoutNs);
+        }
+        catch (final IOException ex)
+        {
+            throw new FabricException("cannot create shm device directory " + directory + ": " + ex, ex);
+        }
+        regions = ShmFiles.createAndMap(directory.resolve(REGIONS_FILE), REGIONS_LENGTH, arena);
+        control = ShmFiles.createAndMap(directory.resolve(CONTROL_FILE), CONTROL_LENGTH, arena);
+        control.set(ValueLayout.JAVA_LONG, CONTROL_PID_OFFSET, ProcessHandle.current().pid());
+        control.set(ValueLayout.JAVA_INT, CONTROL_VERSION_OFFSET, VERSION);
+        LONG.setRelease(control, (long)CONTROL_HEARTBEAT_NS_OFFSET, System.nanoTime());
+        INT.setRelease(control, (long)CONTROL_STATE_OFFSET, DEVICE_ALIVE);
+        // The magic goes last: a peer that sees it sees a complete control file.
+        INT.setRelease(control, (long)CONTROL_MAGIC_OFFSET, MAGIC);
+
+        heartbeat = Thread.ofPlatform().daemon().name("verbus-shm-heartbeat-" + name).unstarted(this::beat);
+        heartbeat.start();
+    }
+
+    static ShmDevice open(final String name, final FabricContext context)
+    {
+        final byte[] gid = new byte[PortAttributes.GID_LENGTH];
+        new SecureRandom().nextBytes(gid);
+        return new ShmDevice(name, gid, context);
+    }
+
+    private static DeviceAttributes attributes(final String name, final byte[] gid)
+    {
+        return new DeviceAttributes(
+            name,
+            ShmFabricProvider.NAME,
+            4096,
+            16384,
+            1 << 20,
+            MAX_INLINE_DATA,
+            1L << 30,
+            1L << 40,
+            true,
+            List.of(new PortAttributes(1, PortState.ACTIVE, LinkLayer.SHARED_MEMORY, 0, gid, 0, 4096)));
+    }
+
+    private void beat()
+    {
+        final long periodNs = Math.max(TimeUnit.MILLISECONDS.toNanos(1), livenessTimeoutNs / 4);
+        while (!isClosed() && !faultInjection().isKilled())
+        {
+            LONG.setRelease(control, (long)CONTROL_HEARTBEAT_NS_OFFSET, System.nanoTime());
+            LockSupport.parkNanos(periodNs);
+        }
+    }
+
+    /**
+     * @return where this device's files live.
+     */
+    public Path directory()
+    {
+        return directory;
+    }
+
+    long livenessTimeoutNs()
+    {
+        return livenessTimeoutNs;
+    }
+
+    Arena arena()
+    {
+        return arena;
+    }
+
+    @Override
+    public MemorySegment allocateMemory(final long length)
+    {
+        requireOpen();
+        if (length <= 0)
+        {
+            throw new IllegalArgumentException("length must be > 0: " + length);
+        }
+        final String fileName = "mem-" + ProcessHandle.current().pid() + "-" + ALLOCATIONS.incrementAndGet();
+        final Path hugetlbfs = ShmFiles.hugetlbfsWithRoom(context.hugetlbfsDirectory(), length);
+        MemorySegment segment = null;
+        Path path = null;
+        if (null != hugetlbfs)
+        {
+            path = hugetlbfs.resolve("verbus-" + HexFormat.of().formatHex(gid) + "-" + fileName);
+            try
+            {
+                segment = ShmFiles.createAndMap(path, ShmFiles.roundUp(length, ShmFiles.hugePageBytes()), arena);
+            }
+            catch (final FabricException ex)
+            {
+                deleteQuietly(path);
+                segment = null;
+            }
+        }
+        if (null == segment)
+        {
+            path = directory.resolve(fileName);
+            segment = ShmFiles.createAndMap(path, ShmFiles.roundUp(length, 4096), arena);
+        }
+        for (long offset = 0; offset < segment.byteSize(); offset += 4096)
+        {
+            segment.set(ValueLayout.JAVA_BYTE, offset, (byte)0);
+        }
+        allocations.add(new Allocation(segment.address(), segment.byteSize(), path));
+        return segment.asSlice(0, length);
+    }
+
+    @Override
+    protected MemoryRegion registerMemory(
+        final SoftProtectionDomain pd, final MemorySegment segment, final int accessFlags)
+    {
+        requireOpen();
+        final int remoteRights = AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ | AccessFlags.REMOTE_ATOMIC;
+        if ((accessFlags & remoteRights) == 0)
+        {
+            return super.registerMemory(pd, segment, accessFlags);
+        }
+        final ShmFiles.Backing backing = backingOf(segment);
+        if (null == backing)
+        {
+            throw new IllegalArgumentException("the shm provider can only give remote access (" +
+                AccessFlags.toString(accessFlags) + ") to a shared file mapping that peer processes can map: " +
+                "allocate it with Device.allocateMemory or map a file in /dev/shm or hugetlbfs; the segment at 0x" +
+                Long.toHexString(segment.address()) + " is not one");
+        }
+        final byte[] path = backing.path().toString().getBytes(StandardCharsets.UTF_8);
+        if (path.length > ENTRY_MAX_PATH_BYTES)
+        {
+            throw new IllegalArgumentException("path of the file behind the region is longer than " +
+                ENTRY_MAX_PATH_BYTES + " bytes: " + backing.path());
+        }
+
+        final SoftRegionTable table = regionTable();
+        final int key = table.reserveKey();
+        final long base = (long)(key & 0xFFFF) * ENTRY_LENGTH;
+        INT.setRelease(regions, base + ENTRY_STATE_OFFSET, ENTRY_FREE);
+        regions.set(ValueLayout.JAVA_INT, base + ENTRY_KEY_OFFSET, key);
+        regions.set(ValueLayout.JAVA_INT, base + ENTRY_PD_OFFSET, pd.id());
+        regions.set(ValueLayout.JAVA_INT, base + ENTRY_ACCESS_OFFSET, accessFlags);
+        regions.set(ValueLayout.JAVA_LONG, base + ENTRY_ADDRESS_OFFSET, segment.address());
+        regions.set(ValueLayout.JAVA_LONG, base + ENTRY_LENGTH_OFFSET, segment.byteSize());
+        regions.set(ValueLayout.JAVA_LONG, base + ENTRY_FILE_OFFSET_OFFSET, backing.fileOffset());
+        regions.set(ValueLayout.JAVA_INT, base + ENTRY_PATH_LENGTH_OFFSET, path.length);
+        MemorySegment.copy(path, 0, regions, ValueLayout.JAVA_BYTE, base + ENTRY_PATH_OFFSET, path.length);
+        final SoftMemoryRegion region = new SoftMemoryRegion(table, segment, key, accessFlags, pd.id())
+        {
+            @Override
+            public void deregister()
+            {
+                if (isRegistered())
+                {
+                    // Revoke in the published table first: from here on peers get REM_ACCESS_ERR.
+                    if (!isClosed())
+                    {
+                        INT.setRelease(regions, base + ENTRY_STATE_OFFSET, ENTRY_REVOKED);
+                    }
+                    super.deregister();
+                }
+            }
+        };
+        INT.setRelease(regions, base + ENTRY_STATE_OFFSET, ENTRY_VALID);
+        table.publish(region);
+        return region;
+    }
+
+    private ShmFiles.Backing backingOf(final MemorySegment segment)
+    {
+        final long address = segment.address();
+        for (final Allocation allocation : allocations)
+        {
+            if (address >= allocation.address && address + segment.byteSize() <= allocation.address + allocation.length)
+            {
+                return new ShmFiles.Backing(allocation.path, address - allocation.address);
+            }
+        }
+        return ShmFiles.findBacking(address, segment.byteSize());
+    }
+
+    @Override
+    protected SoftQueuePair newQueuePair(final SoftProtectionDomain pd, final QueuePairConfig config, final int qpn)
+    {
+        return new ShmQueuePair(this, pd, config, qpn);
+    }
+
+    synchronized ShmPeer acquirePeer(final byte[] peerGid)
+    {
+        final String hex = HexFormat.of().formatHex(peerGid);
+        ShmPeer peer = peers.get(hex);
+        if (null == peer)
+        {
+            peer = ShmPeer.open(context.shmDirectory().resolve("dev-" + hex), livenessTimeoutNs);
+            peers.put(hex, peer);
+        }
+        peer.retain();
+        return peer;
+    }
+
+    synchronized void releasePeer(final ShmPeer peer)
+    {
+        if (peer.release() == 0)
+        {
+            peers.values().remove(peer);
+            peer.close();
+        }
+    }
+
+    @Override
+    protected void onClose()
+    {
+        INT.setRelease(control, (long)CONTROL_STATE_OFFSET, DEVICE_CLOSED);
+        heartbeat.interrupt();
+        LockSupport.unpark(heartbeat);
+        try
+        {
+            heartbeat.join(TimeUnit.SECONDS.toMillis(5));
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        synchronized (this)
+        {
+            for (final ShmPeer peer : peers.values())
+            {
+                peer.close();
+            }
+            peers.clear();
+        }
+        arena.close();
+        for (final Allocation allocation : allocations)
+        {
+            deleteQuietly(allocation.path);
+        }
+        ShmFiles.deleteRecursively(directory);
+    }
+
+    private static void deleteQuietly(final Path path)
+    {
+        try
+        {
+            Files.deleteIfExists(path);
+        }
+        catch (final IOException ignore)
+        {
+            // best effort
+        }
+    }
+}

@@ -1,0 +1,177 @@
+package io.verbus.fabric.shm;
+
+import io.verbus.fabric.FabricException;
+import io.verbus.fabric.soft.SoftRegionTable;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static io.verbus.fabric.shm.ShmLayout.*;
+
+/**
+ * This process's view of another shm device (or of its own, for loopback): its heartbeat, its published
+ * region table, and the region files mapped so far. The responder's checks run here, in the initiator:
+ * a WRITE, READ or atomic touches a peer region only if the table entry for the rkey is valid, carries
+ * exactly that key and the target QP's PD, grants the right, and covers the range.
+ */
+final class ShmPeer implements AutoCloseable
+{
+    private record Mapping(int key, MemorySegment segment)
+    {
+    }
+
+    private final Path directory;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment control;
+    private final MemorySegment regions;
+    private final Mapping[] mappings = new Mapping[SoftRegionTable.MAX_REGIONS];
+    private final long livenessTimeoutNs;
+    private int references;
+
+    private ShmPeer(final Path directory, final long livenessTimeoutNs)
+    {
+        this.directory = directory;
+        this.livenessTimeoutNs = livenessTimeoutNs;
+        final Path controlFile = directory.resolve(CONTROL_FILE);
+        if (!Files.exists(controlFile))
+        {
+            arena.close();
+            throw new IllegalArgumentException("no shm device at " + directory + ": the peer's GID names no " +
+                "device in this shm directory (are both sides using the same " +
+                io.verbus.fabric.FabricContext.SHM_DIR_PROP_NAME + "?)");
+        }
+        control = ShmFiles.mapExisting(controlFile, arena);
+        if (control.get(ValueLayout.JAVA_INT, CONTROL_MAGIC_OFFSET) != MAGIC ||
+            control.get(ValueLayout.JAVA_INT, CONTROL_VERSION_OFFSET) != VERSION)
+        {
+            arena.close();
+            throw new IllegalArgumentException("not an shm device of this version: " + controlFile);
+        }
+        regions = ShmFiles.mapExisting(directory.resolve(REGIONS_FILE), arena);
+    }
+
+    static ShmPeer open(final Path directory, final long livenessTimeoutNs)
+    {
+        return new ShmPeer(directory, livenessTimeoutNs);
+    }
+
+    Path directory()
+    {
+        return directory;
+    }
+
+    int retain()
+    {
+        return ++references;
+    }
+
+    int release()
+    {
+        return --references;
+    }
+
+    /**
+     * @param nowNs System.nanoTime() (CLOCK_MONOTONIC, shared by all processes of the host).
+     * @return true while the peer is open and its heartbeat is fresh.
+     */
+    boolean isAlive(final long nowNs)
+    {
+        final long heartbeatNs = (long)CONTROL_HEARTBEAT.getAcquire(control, (long)CONTROL_HEARTBEAT_NS_OFFSET);
+        return (int)CONTROL_STATE.getAcquire(control, (long)CONTROL_STATE_OFFSET) == DEVICE_ALIVE &&
+            nowNs - heartbeatNs <= livenessTimeoutNs;
+    }
+
+    /**
+     * Check a remote access against the published table.
+     *
+     * @return the offset in the region's file where {@code address} lives, or -1 to refuse the access.
+     */
+    long resolve(final int rkey, final long address, final long length, final int access, final int pdId)
+    {
+        final int index = rkey & 0xFFFF;
+        if (index >= SoftRegionTable.MAX_REGIONS)
+        {
+            return -1;
+        }
+        final long base = (long)index * ENTRY_LENGTH;
+        if ((int)ENTRY_STATE.getAcquire(regions, base + ENTRY_STATE_OFFSET) != ENTRY_VALID ||
+            regions.get(ValueLayout.JAVA_INT, base + ENTRY_KEY_OFFSET) != rkey ||
+            regions.get(ValueLayout.JAVA_INT, base + ENTRY_PD_OFFSET) != pdId ||
+            (regions.get(ValueLayout.JAVA_INT, base + ENTRY_ACCESS_OFFSET) & access) != access)
+        {
+            return -1;
+        }
+        final long regionAddress = regions.get(ValueLayout.JAVA_LONG, base + ENTRY_ADDRESS_OFFSET);
+        final long regionLength = regions.get(ValueLayout.JAVA_LONG, base + ENTRY_LENGTH_OFFSET);
+        if (address < regionAddress || length < 0 || address - regionAddress > regionLength - length)
+        {
+            return -1;
+        }
+        return regions.get(ValueLayout.JAVA_LONG, base + ENTRY_FILE_OFFSET_OFFSET) + (address - regionAddress);
+    }
+
+    /**
+     * The mapping of the file behind a region that {@link #resolve} accepted; the first use of an rkey maps
+     * the file (slow path), later uses find it in an array.
+     */
+    MemorySegment mapping(final int rkey)
+    {
+        final int index = rkey & 0xFFFF;
+        final Mapping mapping = mappings[index];
+        if (null != mapping && mapping.key == rkey)
+        {
+            return mapping.segment;
+        }
+        return mapSlowly(rkey, index);
+    }
+
+    private synchronized MemorySegment mapSlowly(final int rkey, final int index)
+    {
+        final Mapping existing = mappings[index];
+        if (null != existing && existing.key == rkey)
+        {
+            return existing.segment;
+        }
+        final long base = (long)index * ENTRY_LENGTH;
+        final int pathLength = regions.get(ValueLayout.JAVA_INT, base + ENTRY_PATH_LENGTH_OFFSET);
+        if (pathLength <= 0 || pathLength > ENTRY_MAX_PATH_BYTES)
+        {
+            throw new FabricException("corrupt region table entry " + index + " in " + directory);
+        }
+        final byte[] pathBytes = new byte[pathLength];
+        MemorySegment.copy(regions, ValueLayout.JAVA_BYTE, base + ENTRY_PATH_OFFSET, pathBytes, 0, pathLength);
+        final MemorySegment segment =
+            ShmFiles.mapExisting(Path.of(new String(pathBytes, StandardCharsets.UTF_8)), arena);
+        mappings[index] = new Mapping(rkey, segment);
+        return segment;
+    }
+
+    /**
+     * Map the peer's QP file.
+     *
+     * @throws IllegalArgumentException if the peer has no such QP.
+     */
+    ShmRemoteQueuePair openQueuePair(final int qpNumber)
+    {
+        final Path file = directory.resolve(QP_FILE_PREFIX + qpNumber);
+        if (!Files.exists(file))
+        {
+            throw new IllegalArgumentException("shm device at " + directory + " has no QP " + qpNumber);
+        }
+        return new ShmRemoteQueuePair(ShmFiles.mapExisting(file, arena));
+    }
+
+    @Override
+    public void close()
+    {
+        arena.close();
+    }
+
+    private static final java.lang.invoke.VarHandle CONTROL_HEARTBEAT = ValueLayout.JAVA_LONG.varHandle();
+    private static final java.lang.invoke.VarHandle CONTROL_STATE = ValueLayout.JAVA_INT.varHandle();
+    private static final java.lang.invoke.VarHandle ENTRY_STATE = ValueLayout.JAVA_INT.varHandle();
+}

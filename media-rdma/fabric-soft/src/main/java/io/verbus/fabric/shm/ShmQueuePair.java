@@ -1,0 +1,488 @@
+package io.verbus.fabric.shm;
+
+import io.verbus.fabric.AccessFlags;
+import io.verbus.fabric.QueuePairConfig;
+import io.verbus.fabric.QueuePairConnectionInfo;
+import io.verbus.fabric.QueuePairState;
+import io.verbus.fabric.soft.SoftCompletionQueue;
+import io.verbus.fabric.soft.SoftMemoryPlacement;
+import io.verbus.fabric.soft.SoftMemoryRegion;
+import io.verbus.fabric.soft.SoftProtectionDomain;
+import io.verbus.fabric.soft.SoftQueuePair;
+import io.verbus.fabric.WorkCompletionOpcode;
+import io.verbus.fabric.WorkCompletionStatus;
+import io.verbus.fabric.WorkRequestOpcode;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static io.verbus.fabric.shm.ShmLayout.*;
+
+/**
+ * An RC QP of the shm provider. There is no NIC: the initiating process plays both NICs.
+ * <p>
+ * <b>Send queue</b>: WRs run in posting order in the poster's thread, at post time and again on each poll
+ * of either CQ while one is blocked. A WRITE checks the lkey locally and the rkey, PD, right and bounds
+ * against the region table the responder publishes, then copies into the responder's region file mapped
+ * here (release fence first, so earlier WRITEs are visible before it). READ copies back; atomics are
+ * hardware atomics on the shared mapping. SEND and WRITE_WITH_IMM need a RECV the responder has
+ * published: if none is posted the WR waits (RNR) and fails with RNR_RETRY_EXC_ERR after
+ * {@code rnrTimeoutNs * rnrRetryCount} unless the count is 7 (forever). The payload is deposited in the
+ * responder's receive slot; the responder copies it into its RECV buffer when it polls.
+ * <p>
+ * <b>Liveness</b>: before every WR the peer device's heartbeat is checked; a peer silent longer than the
+ * liveness timeout, a closed device or a destroyed / errored peer QP gives RETRY_EXC_ERR.
+ * <p>
+ * Threading: the send queue (postSend and polling its CQ) belongs to one thread and the receive queue to
+ * one thread; each side's progress is guarded so that an accidental second thread skips instead of racing.
+ */
+final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Progress
+{
+    private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    private static final long NOT_BLOCKED = Long.MIN_VALUE;
+    private static final ValueLayout.OfLong LONG_UNALIGNED = ValueLayout.JAVA_LONG_UNALIGNED;
+
+    private final ShmDevice shmDevice;
+    private final Path filePath;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment file;
+    private final long slotBase;
+    private final long slotLength;
+    private final long maxMessageLength;
+    private final AtomicBoolean sendBusy = new AtomicBoolean();
+    private final AtomicBoolean receiveBusy = new AtomicBoolean();
+
+    private ShmPeer peer;
+    private ShmRemoteQueuePair remoteQp;
+    private long sqNext;
+    private long rqNext;
+    private long deposited;
+    private long blockedSinceNs = NOT_BLOCKED;
+    private boolean completionPending;
+    private WorkCompletionStatus pendingStatus;
+
+    ShmQueuePair(
+        final ShmDevice device, final SoftProtectionDomain pd, final QueuePairConfig config, final int qpNumber)
+    {
+        super(device, pd, config, qpNumber);
+        this.shmDevice = device;
+        this.maxMessageLength = device.attributes().maxMessageLength();
+        this.filePath = device.directory().resolve(QP_FILE_PREFIX + qpNumber);
+        final int slotCapacity = ShmDevice.SEND_SLOT_CAPACITY;
+        this.file = ShmFiles.createAndMap(filePath, qpFileLength(rqDepth, slotCapacity), arena);
+        this.slotBase = qpHeaderLength(rqDepth);
+        this.slotLength = qpSlotLength(slotCapacity);
+        file.set(ValueLayout.JAVA_INT, QP_PD_OFFSET, protectionDomainId);
+        file.set(ValueLayout.JAVA_INT, QP_RQ_DEPTH_OFFSET, rqDepth);
+        file.set(ValueLayout.JAVA_INT, QP_SLOT_CAPACITY_OFFSET, slotCapacity);
+        INT.setRelease(file, (long)QP_STATE_OFFSET, QueuePairState.RESET.code());
+        sendCq.addProgress(this);
+        if (receiveCq != sendCq)
+        {
+            receiveCq.addProgress(this);
+        }
+    }
+
+    @Override
+    protected void onStateChanged(final QueuePairState newState)
+    {
+        if (!arena.scope().isAlive())
+        {
+            return;
+        }
+        INT.setRelease(file, (long)QP_STATE_OFFSET, newState.code());
+    }
+
+    @Override
+    protected void onReadyToReceive(final QueuePairConnectionInfo remote)
+    {
+        final ShmPeer newPeer = shmDevice.acquirePeer(remote.gid());
+        try
+        {
+            remoteQp = newPeer.openQueuePair(remote.qpNumber());
+        }
+        catch (final RuntimeException ex)
+        {
+            shmDevice.releasePeer(newPeer);
+            throw ex;
+        }
+        peer = newPeer;
+    }
+
+    @Override
+    protected void onReadyToSend()
+    {
+    }
+
+    @Override
+    protected void onError()
+    {
+    }
+
+    @Override
+    protected void onSendPosted()
+    {
+        progressSend();
+    }
+
+    @Override
+    protected void onReceivePosted(final long index)
+    {
+        file.set(ValueLayout.JAVA_INT, QP_RECV_LENGTHS_OFFSET + 4L * (int)(index % rqDepth),
+            rqLength[(int)(index % rqDepth)]);
+        LONG.setRelease(file, (long)QP_RECV_POSTED_OFFSET, index + 1);
+        progressReceive();
+    }
+
+    @Override
+    public int progress()
+    {
+        return progressSend() + progressReceive();
+    }
+
+    private void adoptSharedState()
+    {
+        if ((int)INT.getAcquire(file, (long)QP_STATE_OFFSET) == QueuePairState.ERR.code() &&
+            state != QueuePairState.ERR)
+        {
+            enterError();
+        }
+    }
+
+    int progressSend()
+    {
+        if (faults.isKilled() || isClosed() || !sendBusy.compareAndSet(false, true))
+        {
+            return 0;
+        }
+        try
+        {
+            adoptSharedState();
+            final long tail = sendTail();
+            if (sqNext == tail)
+            {
+                return 0;
+            }
+            final long nowNs = System.nanoTime();
+            final long delayNs = faults.operationDelayNs();
+            int work = 0;
+            while (sqNext < tail)
+            {
+                final int slot = (int)(sqNext % sqDepth);
+                final WorkCompletionStatus status;
+                if (completionPending)
+                {
+                    status = pendingStatus;
+                }
+                else if (state == QueuePairState.ERR)
+                {
+                    status = WorkCompletionStatus.WR_FLUSH_ERR;
+                }
+                else
+                {
+                    if (delayNs > 0 && nowNs - sqPostedNs[slot] < delayNs)
+                    {
+                        break;
+                    }
+                    status = execute(slot, nowNs);
+                    if (null == status)
+                    {
+                        break;
+                    }
+                    if (status != WorkCompletionStatus.SUCCESS)
+                    {
+                        enterError();
+                    }
+                }
+                if (!completeSend(sqNext, status, sqLength[slot]))
+                {
+                    completionPending = true;
+                    pendingStatus = status;
+                    break;
+                }
+                completionPending = false;
+                sqNext++;
+                work++;
+            }
+            return work;
+        }
+        finally
+        {
+            sendBusy.set(false);
+        }
+    }
+
+    /**
+     * Run one WR.
+     *
+     * @return its status, or null while it must wait (RNR, responder not yet ready).
+     */
+    private WorkCompletionStatus execute(final int slot, final long nowNs)
+    {
+        if (!peer.isAlive(nowNs))
+        {
+            return WorkCompletionStatus.RETRY_EXC_ERR;
+        }
+        final int remoteState = remoteQp.state();
+        if (remoteState == QueuePairState.ERR.code() || remoteState == QP_DESTROYED)
+        {
+            return WorkCompletionStatus.RETRY_EXC_ERR;
+        }
+        if (remoteState != QueuePairState.RTR.code() && remoteState != QueuePairState.RTS.code())
+        {
+            return waitOrFail(nowNs, retryTimeoutNs, false, WorkCompletionStatus.RETRY_EXC_ERR);
+        }
+
+        final WorkRequestOpcode opcode = WR_OPCODES[sqOpcode[slot]];
+        final int length = sqLength[slot];
+        if (length > maxMessageLength)
+        {
+            return WorkCompletionStatus.LOC_LEN_ERR;
+        }
+        return switch (opcode)
+        {
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM, SEND, SEND_WITH_IMM -> executeOutbound(opcode, slot, length, nowNs);
+            case RDMA_READ -> executeRead(slot, length);
+            case ATOMIC_FETCH_AND_ADD, ATOMIC_CMP_AND_SWP -> executeAtomic(opcode, slot);
+        };
+    }
+
+    private WorkCompletionStatus executeOutbound(
+        final WorkRequestOpcode opcode, final int slot, final int length, final long nowNs)
+    {
+        final MemorySegment source;
+        final long sourceOffset;
+        if (isInline(slot) || length == 0)
+        {
+            source = sqInline;
+            sourceOffset = (long)slot * maxInlineData;
+        }
+        else
+        {
+            final SoftMemoryRegion region = localRegion(slot, 0);
+            if (null == region)
+            {
+                return WorkCompletionStatus.LOC_PROT_ERR;
+            }
+            source = region.segment();
+            sourceOffset = region.offsetOf(sqLocalAddress[slot]);
+        }
+
+        if (opcode.consumesReceive() && remoteQp.receivesPosted() <= deposited)
+        {
+            final boolean forever = rnrRetryCount == QueuePairConfig.RNR_RETRY_INFINITE;
+            return waitOrFail(nowNs, rnrTimeoutNs * rnrRetryCount, forever, WorkCompletionStatus.RNR_RETRY_EXC_ERR);
+        }
+        blockedSinceNs = NOT_BLOCKED;
+
+        if (opcode.isOneSided())
+        {
+            if (length > 0)
+            {
+                final int rkey = sqRkey[slot];
+                final long fileOffset = peer.resolve(
+                    rkey, sqRemoteAddress[slot], length, AccessFlags.REMOTE_WRITE, remoteQp.protectionDomainId());
+                if (fileOffset < 0)
+                {
+                    remoteQp.markError();
+                    return WorkCompletionStatus.REM_ACCESS_ERR;
+                }
+                SoftMemoryPlacement.place(
+                    source, sourceOffset, peer.mapping(rkey), fileOffset, length, faults.writePlacement());
+            }
+            if (opcode == WorkRequestOpcode.RDMA_WRITE_WITH_IMM)
+            {
+                remoteQp.deposit(deposited++, null, 0, 0, SLOT_STATUS_OK,
+                    WorkCompletionOpcode.RECV_RDMA_WITH_IMM.code(), length, sqImmediate[slot], true);
+            }
+            return WorkCompletionStatus.SUCCESS;
+        }
+
+        if (length > remoteQp.receiveLength(deposited))
+        {
+            remoteQp.deposit(deposited++, null, 0, 0, SLOT_STATUS_LENGTH_ERROR,
+                WorkCompletionOpcode.RECV.code(), length, 0, false);
+            remoteQp.markError();
+            return WorkCompletionStatus.REM_INV_REQ_ERR;
+        }
+        if (length > remoteQp.slotCapacity())
+        {
+            return WorkCompletionStatus.LOC_LEN_ERR;
+        }
+        VarHandle.releaseFence();
+        remoteQp.deposit(deposited++, source, sourceOffset, length, SLOT_STATUS_OK, WorkCompletionOpcode.RECV.code(),
+            length, sqImmediate[slot], opcode == WorkRequestOpcode.SEND_WITH_IMM);
+        return WorkCompletionStatus.SUCCESS;
+    }
+
+    private WorkCompletionStatus executeRead(final int slot, final int length)
+    {
+        if (length == 0)
+        {
+            return WorkCompletionStatus.SUCCESS;
+        }
+        final SoftMemoryRegion region = localRegion(slot, AccessFlags.LOCAL_WRITE);
+        if (null == region)
+        {
+            return WorkCompletionStatus.LOC_PROT_ERR;
+        }
+        final int rkey = sqRkey[slot];
+        final long fileOffset = peer.resolve(
+            rkey, sqRemoteAddress[slot], length, AccessFlags.REMOTE_READ, remoteQp.protectionDomainId());
+        if (fileOffset < 0)
+        {
+            remoteQp.markError();
+            return WorkCompletionStatus.REM_ACCESS_ERR;
+        }
+        VarHandle.acquireFence();
+        MemorySegment.copy(
+            peer.mapping(rkey), fileOffset, region.segment(), region.offsetOf(sqLocalAddress[slot]), length);
+        return WorkCompletionStatus.SUCCESS;
+    }
+
+    private WorkCompletionStatus executeAtomic(final WorkRequestOpcode opcode, final int slot)
+    {
+        final SoftMemoryRegion region = localRegion(slot, AccessFlags.LOCAL_WRITE);
+        if (null == region)
+        {
+            return WorkCompletionStatus.LOC_PROT_ERR;
+        }
+        final long remoteAddress = sqRemoteAddress[slot];
+        if ((remoteAddress & (Long.BYTES - 1)) != 0)
+        {
+            remoteQp.markError();
+            return WorkCompletionStatus.REM_INV_REQ_ERR;
+        }
+        final int rkey = sqRkey[slot];
+        final long fileOffset = peer.resolve(
+            rkey, remoteAddress, Long.BYTES, AccessFlags.REMOTE_ATOMIC, remoteQp.protectionDomainId());
+        if (fileOffset < 0)
+        {
+            remoteQp.markError();
+            return WorkCompletionStatus.REM_ACCESS_ERR;
+        }
+        final MemorySegment target = peer.mapping(rkey);
+        final long original = opcode == WorkRequestOpcode.ATOMIC_FETCH_AND_ADD ?
+            (long)LONG.getAndAdd(target, fileOffset, sqCompareAdd[slot]) :
+            (long)LONG.compareAndExchange(target, fileOffset, sqCompareAdd[slot], sqSwap[slot]);
+        region.segment().set(LONG_UNALIGNED, region.offsetOf(sqLocalAddress[slot]), original);
+        return WorkCompletionStatus.SUCCESS;
+    }
+
+    private WorkCompletionStatus waitOrFail(
+        final long nowNs, final long allowanceNs, final boolean forever, final WorkCompletionStatus failure)
+    {
+        if (blockedSinceNs == NOT_BLOCKED)
+        {
+            blockedSinceNs = nowNs;
+        }
+        if (!forever && nowNs - blockedSinceNs >= allowanceNs)
+        {
+            blockedSinceNs = NOT_BLOCKED;
+            return failure;
+        }
+        return null;
+    }
+
+    int progressReceive()
+    {
+        if (faults.isKilled() || isClosed() || !receiveBusy.compareAndSet(false, true))
+        {
+            return 0;
+        }
+        try
+        {
+            adoptSharedState();
+            int work = 0;
+            final long depositedByPeer = (long)LONG.getAcquire(file, (long)QP_DEPOSITED_OFFSET);
+            while (rqNext < depositedByPeer)
+            {
+                final int slot = (int)(rqNext % rqDepth);
+                final long slotOffset = slotBase + slot * slotLength;
+                final int slotStatus = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_STATUS_OFFSET);
+                final WorkCompletionOpcode opcode =
+                    WorkCompletionOpcode.fromCode(file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_OPCODE_OFFSET));
+                final int byteLength = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_LENGTH_OFFSET);
+                final int immediate = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_IMMEDIATE_OFFSET);
+                final boolean hasImmediate = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_HAS_IMMEDIATE_OFFSET) != 0;
+                WorkCompletionStatus status = WorkCompletionStatus.SUCCESS;
+                if (slotStatus == SLOT_STATUS_LENGTH_ERROR)
+                {
+                    status = WorkCompletionStatus.LOC_LEN_ERR;
+                }
+                else if (opcode == WorkCompletionOpcode.RECV && byteLength > 0)
+                {
+                    final SoftMemoryRegion region = localRegions.lookup(rqLkey[slot]);
+                    if (null == region ||
+                        !region.permits(protectionDomainId, rqAddress[slot], byteLength, AccessFlags.LOCAL_WRITE))
+                    {
+                        status = WorkCompletionStatus.LOC_PROT_ERR;
+                    }
+                    else
+                    {
+                        MemorySegment.copy(file, slotOffset + SLOT_HEADER_LENGTH,
+                            region.segment(), region.offsetOf(rqAddress[slot]), byteLength);
+                    }
+                }
+                if (!completeReceive(rqNext, status, opcode, byteLength, immediate, hasImmediate))
+                {
+                    return work;
+                }
+                if (status != WorkCompletionStatus.SUCCESS)
+                {
+                    enterError();
+                }
+                rqNext++;
+                work++;
+            }
+            if (state == QueuePairState.ERR)
+            {
+                final long tail = receiveTail();
+                while (rqNext < tail &&
+                    completeReceive(rqNext, WorkCompletionStatus.WR_FLUSH_ERR, WorkCompletionOpcode.RECV, 0, 0, false))
+                {
+                    rqNext++;
+                    work++;
+                }
+            }
+            return work;
+        }
+        finally
+        {
+            receiveBusy.set(false);
+        }
+    }
+
+    @Override
+    protected void onClose()
+    {
+        sendCq.removeProgress(this);
+        receiveCq.removeProgress(this);
+        // closed is already set, so no new progress starts; wait (bounded) for one that is running to finish.
+        final long deadlineNs = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+        while ((sendBusy.get() || receiveBusy.get()) && System.nanoTime() < deadlineNs)
+        {
+            Thread.yield();
+        }
+        INT.setRelease(file, (long)QP_STATE_OFFSET, QP_DESTROYED);
+        if (null != peer)
+        {
+            shmDevice.releasePeer(peer);
+            peer = null;
+        }
+        arena.close();
+        try
+        {
+            java.nio.file.Files.deleteIfExists(filePath);
+        }
+        catch (final java.io.IOException ignore)
+        {
+            // best effort: the device directory goes with the device
+        }
+    }
+}

@@ -1,0 +1,143 @@
+package io.verbus.fabric.tcp;
+
+import io.verbus.fabric.DeviceAttributes;
+import io.verbus.fabric.FabricContext;
+import io.verbus.fabric.FabricException;
+import io.verbus.fabric.LinkLayer;
+import io.verbus.fabric.PortAttributes;
+import io.verbus.fabric.PortState;
+import io.verbus.fabric.QueuePairConfig;
+import io.verbus.fabric.soft.SoftDevice;
+import io.verbus.fabric.soft.SoftProtectionDomain;
+import io.verbus.fabric.soft.SoftQueuePair;
+import org.agrona.concurrent.AgentRunner;
+import org.agrona.concurrent.BackoffIdleStrategy;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A tcp device: a listening socket on {@link FabricContext#tcpAddress()} (its port is the port's LID, its
+ * address the GID) and one NIC thread, an Agrona agent with a backoff idle strategy.
+ */
+public final class TcpDevice extends SoftDevice
+{
+    /** Inline capacity offered. */
+    public static final int MAX_INLINE_DATA = 256;
+    /** Largest payload of one WR. */
+    public static final int MAX_MESSAGE_LENGTH = 16 << 20;
+
+    private final Arena arena = Arena.ofShared();
+    private final TcpNic nic;
+    private final AgentRunner runner;
+
+    private TcpDevice(
+        final String name, final FabricContext context, final ServerSocketChannel server, final InetSocketAddress bound)
+    {
+        super(attributes(name, bound), context);
+        this.nic = new TcpNic(this, server, context);
+        this.runner = new AgentRunner(
+            new BackoffIdleStrategy(100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(100)),
+            context.errorHandler(),
+            null,
+            nic);
+        AgentRunner.startOnThread(runner);
+    }
+
+    static TcpDevice open(final String name, final FabricContext context)
+    {
+        final InetAddress address = context.resolveTcpAddress();
+        ServerSocketChannel server = null;
+        try
+        {
+            server = ServerSocketChannel.open();
+            final InetSocketAddress bound = TcpNic.bind(server, address);
+            return new TcpDevice(name, context, server, bound);
+        }
+        catch (final IOException ex)
+        {
+            if (null != server)
+            {
+                try
+                {
+                    server.close();
+                }
+                catch (final IOException ignore)
+                {
+                    // reporting the first failure
+                }
+            }
+            throw new FabricException("tcp device cannot listen on " + address.getHostAddress() + ": " + ex, ex);
+        }
+    }
+
+    private static DeviceAttributes attributes(final String name, final InetSocketAddress bound)
+    {
+        final byte[] gid = new byte[PortAttributes.GID_LENGTH];
+        final byte[] ip = bound.getAddress().getAddress();
+        if (bound.getAddress() instanceof Inet4Address)
+        {
+            gid[10] = (byte)0xFF;
+            gid[11] = (byte)0xFF;
+            System.arraycopy(ip, 0, gid, 12, 4);
+        }
+        else
+        {
+            System.arraycopy(ip, 0, gid, 0, 16);
+        }
+        return new DeviceAttributes(
+            name,
+            TcpFabricProvider.NAME,
+            4096,
+            16384,
+            1 << 20,
+            MAX_INLINE_DATA,
+            MAX_MESSAGE_LENGTH,
+            1L << 40,
+            true,
+            List.of(new PortAttributes(1, PortState.ACTIVE, LinkLayer.ETHERNET, bound.getPort(), gid, 0, 4096)));
+    }
+
+    TcpNic nic()
+    {
+        return nic;
+    }
+
+    int maxFrameLength()
+    {
+        return MAX_MESSAGE_LENGTH + 64;
+    }
+
+    @Override
+    public MemorySegment allocateMemory(final long length)
+    {
+        requireOpen();
+        if (length <= 0)
+        {
+            throw new IllegalArgumentException("length must be > 0: " + length);
+        }
+        return arena.allocate(length, 4096);
+    }
+
+    @Override
+    protected SoftQueuePair newQueuePair(final SoftProtectionDomain pd, final QueuePairConfig config, final int qpn)
+    {
+        final TcpQueuePair qp = new TcpQueuePair(this, pd, config, qpn);
+        nic.addQueuePair(qp);
+        return qp;
+    }
+
+    @Override
+    protected void onClose()
+    {
+        runner.close();
+        arena.close();
+    }
+}

@@ -1,0 +1,205 @@
+package io.verbus.fabric.soft;
+
+import io.verbus.fabric.CompletionQueue;
+import io.verbus.fabric.Device;
+import io.verbus.fabric.DeviceAttributes;
+import io.verbus.fabric.FabricContext;
+import io.verbus.fabric.FabricException;
+import io.verbus.fabric.FaultInjection;
+import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.ProtectionDomain;
+import io.verbus.fabric.QueuePair;
+import io.verbus.fabric.QueuePairConfig;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.random.RandomGenerator;
+import java.util.random.RandomGeneratorFactory;
+
+/**
+ * What the soft devices share: attributes, the region key table, PD and QP numbering, CQ creation and
+ * the bookkeeping that lets {@link #close()} release everything still open.
+ */
+public abstract class SoftDevice implements Device
+{
+    protected final DeviceAttributes attributes;
+    protected final FabricContext context;
+    private final SoftRegionTable regionTable;
+    private final RandomGenerator random = RandomGeneratorFactory.of("L64X128MixRandom").create();
+    private final AtomicInteger protectionDomainIds = new AtomicInteger();
+    private final AtomicInteger queuePairNumbers;
+    private final List<SoftCompletionQueue> completionQueues = new CopyOnWriteArrayList<>();
+    private final List<SoftQueuePair> queuePairs = new CopyOnWriteArrayList<>();
+    private volatile boolean closed;
+
+    protected SoftDevice(final DeviceAttributes attributes, final FabricContext context)
+    {
+        this.attributes = attributes;
+        this.context = context;
+        this.regionTable = new SoftRegionTable(random.nextInt());
+        this.queuePairNumbers = new AtomicInteger(0x100 + random.nextInt(0x10000));
+    }
+
+    @Override
+    public DeviceAttributes attributes()
+    {
+        return attributes;
+    }
+
+    /**
+     * @return the test faults this device honours.
+     */
+    public FaultInjection faultInjection()
+    {
+        return context.faultInjection();
+    }
+
+    /**
+     * @return the key table.
+     */
+    public SoftRegionTable regionTable()
+    {
+        return regionTable;
+    }
+
+    /**
+     * @return a generator for PSNs and identities (control path only).
+     */
+    public RandomGenerator random()
+    {
+        return random;
+    }
+
+    @Override
+    public ProtectionDomain allocateProtectionDomain()
+    {
+        requireOpen();
+        return new SoftProtectionDomain(this, protectionDomainIds.incrementAndGet());
+    }
+
+    @Override
+    public CompletionQueue createCompletionQueue(final int depth)
+    {
+        requireOpen();
+        if (depth < 1 || depth > attributes.maxCompletionQueueEntries())
+        {
+            throw new IllegalArgumentException(
+                "completion queue depth must be in [1, " + attributes.maxCompletionQueueEntries() + "]: " + depth);
+        }
+        final SoftCompletionQueue[] holder = new SoftCompletionQueue[1];
+        holder[0] = new SoftCompletionQueue(depth, () -> completionQueues.remove(holder[0]));
+        completionQueues.add(holder[0]);
+        return holder[0];
+    }
+
+    boolean ownsCompletionQueue(final SoftCompletionQueue cq)
+    {
+        return completionQueues.contains(cq);
+    }
+
+    /**
+     * Register memory after the PD checked the generic constraints.
+     */
+    protected MemoryRegion registerMemory(
+        final SoftProtectionDomain pd, final MemorySegment segment, final int accessFlags)
+    {
+        final int key = regionTable.reserveKey();
+        final SoftMemoryRegion region = new SoftMemoryRegion(regionTable, segment, key, accessFlags, pd.id());
+        regionTable.publish(region);
+        return region;
+    }
+
+    /**
+     * Create a QP after the PD validated the config.
+     */
+    protected final QueuePair createQueuePair(final SoftProtectionDomain pd, final QueuePairConfig config)
+    {
+        requireOpen();
+        if (queuePairs.size() >= attributes.maxQueuePairs())
+        {
+            throw new FabricException("device " + attributes.name() + " already holds " +
+                attributes.maxQueuePairs() + " queue pairs");
+        }
+        final SoftQueuePair qp = newQueuePair(pd, config, queuePairNumbers.incrementAndGet() & 0xFF_FFFF);
+        queuePairs.add(qp);
+        return qp;
+    }
+
+    /**
+     * @return a new provider QP.
+     */
+    protected abstract SoftQueuePair newQueuePair(SoftProtectionDomain pd, QueuePairConfig config, int qpNumber);
+
+    void onQueuePairClosed(final SoftQueuePair qp)
+    {
+        queuePairs.remove(qp);
+    }
+
+    /**
+     * @param qpNumber a QP number.
+     * @return the open QP with that number, or null.
+     */
+    public SoftQueuePair queuePair(final int qpNumber)
+    {
+        for (final SoftQueuePair qp : queuePairs)
+        {
+            if (qp.qpNumber() == qpNumber)
+            {
+                return qp;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * @return the open QPs.
+     */
+    protected List<SoftQueuePair> queuePairs()
+    {
+        return queuePairs;
+    }
+
+    /**
+     * @return true once closed.
+     */
+    public boolean isClosed()
+    {
+        return closed;
+    }
+
+    protected void requireOpen()
+    {
+        if (closed)
+        {
+            throw new IllegalStateException("device " + attributes.name() + " is closed");
+        }
+    }
+
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        for (final SoftQueuePair qp : new ArrayList<>(queuePairs))
+        {
+            qp.close();
+        }
+        regionTable.releaseAll();
+        for (final SoftCompletionQueue cq : new ArrayList<>(completionQueues))
+        {
+            cq.close();
+        }
+        onClose();
+    }
+
+    /**
+     * Hook: release provider resources (threads, files, sockets).
+     */
+    protected abstract void onClose();
+}

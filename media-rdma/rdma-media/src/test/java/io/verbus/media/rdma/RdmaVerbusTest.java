@@ -1,0 +1,456 @@
+package io.verbus.media.rdma;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.aeron.logbuffer.BufferClaim;
+import io.verbus.ExclusivePublication;
+import io.verbus.Publication;
+import io.verbus.Subscription;
+import io.verbus.ThreadingMode;
+import io.verbus.Verbus;
+import io.verbus.counters.CounterTypes;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.CountersReader;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Publications and subscriptions on {@code rdma:} channels through the public Verbus API. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RdmaVerbusTest
+{
+    @TempDir
+    static Path fabricDir;
+
+    @TempDir
+    Path dir;
+
+    private static String previousSecret;
+    private static String previousShmDir;
+
+    @BeforeAll
+    static void configure()
+    {
+        previousSecret = System.setProperty(RdmaSecret.SECRET_PROP_NAME, "verbus-api-test-secret-0123456789");
+        previousShmDir = System.setProperty(io.verbus.fabric.FabricContext.SHM_DIR_PROP_NAME, fabricDir.toString());
+    }
+
+    @AfterAll
+    static void restore()
+    {
+        restore(RdmaSecret.SECRET_PROP_NAME, previousSecret);
+        restore(io.verbus.fabric.FabricContext.SHM_DIR_PROP_NAME, previousShmDir);
+    }
+
+    private static void restore(final String name, final String value)
+    {
+        if (null == value)
+        {
+            System.clearProperty(name);
+        }
+        else
+        {
+            System.setProperty(name, value);
+        }
+    }
+
+    private Verbus launch()
+    {
+        return Verbus.launch(new Verbus.Context()
+            .dir(dir.resolve("verbus").toString())
+            .threadingMode(ThreadingMode.SHARED)
+            .idleStrategy("sleeping"));
+    }
+
+    static int controlPort(final CountersReader counters)
+    {
+        final int[] port = { -1 };
+        counters.forEach((counterId, typeId, keyBuffer, label) ->
+        {
+            if (RdmaCounters.CONTROL_PORT_TYPE_ID == typeId)
+            {
+                port[0] = (int)counters.getCounterValue(counterId);
+            }
+        });
+        return port[0];
+    }
+
+    @Test
+    void shouldDeliverThroughTheVerbusApiAndShowRdmaCounters()
+    {
+        try (Verbus verbus = launch())
+        {
+            final Publication publication =
+                verbus.addPublication("rdma:endpoint=127.0.0.1:0|provider=shm|term-length=64k", 2001);
+            final int port = controlPort(verbus.countersReader());
+            assertTrue(port > 0, "the control port is visible as a counter");
+            final Subscription subscription =
+                verbus.addSubscription("rdma:endpoint=127.0.0.1:" + port + "|provider=shm", 2001);
+
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+            final MessageStream.Checker checker = new MessageStream.Checker(0);
+            final UnsafeBuffer view = new UnsafeBuffer(0, 0);
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            long sequence = 0;
+            final long total = 20_000;
+            while (checker.received < total)
+            {
+                if (System.nanoTime() > deadlineNs)
+                {
+                    throw new AssertionError("stuck at " + sequence + " / received " + checker.received);
+                }
+                int work = 0;
+                if (sequence < total)
+                {
+                    final int length = MessageStream.encode(message, sequence);
+                    if (publication.offer(message, 0, length) > 0)
+                    {
+                        sequence++;
+                        work++;
+                    }
+                }
+                work += subscription.poll((buffer, offset, length, header) ->
+                {
+                    view.wrap(buffer, offset, length);
+                    checker.onFragment(view, 0, length);
+                }, 100);
+                if (0 == work)
+                {
+                    RdmaRig.sleepMicros(100);
+                }
+            }
+            assertNull(checker.failure);
+            assertTrue(publication.isConnected());
+
+            final List<Integer> types = new ArrayList<>();
+            verbus.countersReader().forEach((counterId, typeId, keyBuffer, label) -> types.add(typeId));
+            for (final int type : new int[]{ RdmaCounters.BYTES_POSTED_TYPE_ID, RdmaCounters.WRS_POSTED_TYPE_ID,
+                RdmaCounters.INLINE_WRS_TYPE_ID, RdmaCounters.SIGNALED_WRS_TYPE_ID,
+                RdmaCounters.COMPLETION_ERRORS_TYPE_ID, RdmaCounters.QP_STATE_TYPE_ID,
+                RdmaCounters.SUBSCRIBER_LAG_TYPE_ID })
+            {
+                assertTrue(types.contains(type), "counter type " + type + " (" + CounterTypes.typeName(type) +
+                    ") is allocated");
+            }
+
+            // And ./verbus stat shows them.
+            final java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            final int status = io.verbus.tools.VerbusStat.run(
+                new String[]{ "--dir", dir.resolve("verbus").toString(), "--once" },
+                new java.io.PrintStream(out, true), new java.io.PrintStream(new java.io.ByteArrayOutputStream()));
+            final String stat = out.toString();
+            assertEquals(0, status, stat);
+            for (final String label : new String[]{ "rdma bytes posted", "rdma WRs posted", "rdma inline WRs",
+                "rdma signaled WRs", "rdma completion errors", "rdma QP state", "rdma subscriber lag",
+                "rdma control port" })
+            {
+                assertTrue(stat.contains(label), label + " missing from:\n" + stat);
+            }
+        }
+    }
+
+    @Test
+    void shouldCarrySeveralStreamsOnOneEndpoint()
+    {
+        try (Verbus verbus = launch())
+        {
+            final Publication first = verbus.addPublication("rdma:endpoint=127.0.0.1:0|provider=shm", 2101);
+            final int port = controlPort(verbus.countersReader());
+            final String endpoint = "rdma:endpoint=127.0.0.1:" + port + "|provider=shm";
+            final Publication second = verbus.addPublication(endpoint, 2102);
+            final IllegalArgumentException duplicate =
+                assertThrows(IllegalArgumentException.class, () -> verbus.addPublication(endpoint, 2101));
+            assertTrue(duplicate.getMessage().contains("already carries a publication on stream 2101"),
+                duplicate.getMessage());
+
+            final Subscription firstSubscription = verbus.addSubscription(endpoint, 2101);
+            final Subscription secondSubscription = verbus.addSubscription(endpoint, 2102);
+            final UnsafeBuffer payload = new UnsafeBuffer(new byte[8]);
+            final long[] received = new long[2];
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            final long[] sent = new long[2];
+            while (received[0] < 1_000 || received[1] < 1_000)
+            {
+                if (System.nanoTime() > deadlineNs)
+                {
+                    throw new AssertionError("received " + received[0] + " / " + received[1]);
+                }
+                int work = 0;
+                if (sent[0] < 1_000)
+                {
+                    payload.putLong(0, 2101);
+                    if (first.offer(payload, 0, 8) > 0)
+                    {
+                        sent[0]++;
+                        work++;
+                    }
+                }
+                if (sent[1] < 1_000)
+                {
+                    payload.putLong(0, 2102);
+                    if (second.offer(payload, 0, 8) > 0)
+                    {
+                        sent[1]++;
+                        work++;
+                    }
+                }
+                work += firstSubscription.poll((buffer, offset, length, header) ->
+                {
+                    assertEquals(2101, buffer.getLong(offset), "stream 2101 gets only its own messages");
+                    received[0]++;
+                }, 100);
+                work += secondSubscription.poll((buffer, offset, length, header) ->
+                {
+                    assertEquals(2102, buffer.getLong(offset), "stream 2102 gets only its own messages");
+                    received[1]++;
+                }, 100);
+                if (0 == work)
+                {
+                    RdmaRig.sleepMicros(100);
+                }
+            }
+            assertEquals(1_000, received[0]);
+            assertEquals(1_000, received[1]);
+        }
+    }
+
+    @Test
+    void shouldFailClearlyWhenTheEndpointIsTakenAndLeaveNoCounters() throws Exception
+    {
+        try (Verbus verbus = launch();
+            java.net.ServerSocket squatter = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress()))
+        {
+            final RuntimeException ex = assertThrows(RuntimeException.class, () -> verbus.addPublication(
+                "rdma:endpoint=127.0.0.1:" + squatter.getLocalPort() + "|provider=shm", 2201));
+            assertTrue(ex.getMessage().contains("cannot listen on endpoint 127.0.0.1:" + squatter.getLocalPort()),
+                ex.getMessage());
+            final List<Integer> types = new ArrayList<>();
+            verbus.countersReader().forEach((counterId, typeId, keyBuffer, label) -> types.add(typeId));
+            assertTrue(types.stream().noneMatch(t -> t >= RdmaCounters.BYTES_POSTED_TYPE_ID &&
+                t <= RdmaCounters.TORN_READS_TYPE_ID), "no rdma counter left behind: " + types);
+        }
+    }
+
+    @Test
+    void shouldRejectBadRdmaChannelsNamingTheParameter()
+    {
+        try (Verbus verbus = launch())
+        {
+            final IllegalArgumentException fc = assertThrows(IllegalArgumentException.class,
+                () -> verbus.addPublication("rdma:endpoint=127.0.0.1:0|fc=fastest", 1));
+            assertTrue(fc.getMessage().contains("'fc'"), fc.getMessage());
+            final IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
+                () -> verbus.addSubscription("rdma:endpoint=127.0.0.1:1|colour=blue", 1));
+            assertTrue(unknown.getMessage().contains("colour"), unknown.getMessage());
+            final IllegalArgumentException endpoint = assertThrows(IllegalArgumentException.class,
+                () -> verbus.addSubscription("rdma:provider=shm", 1));
+            assertTrue(endpoint.getMessage().contains("'endpoint'"), endpoint.getMessage());
+        }
+    }
+
+    @Test
+    void shouldSendFromTheWriterThreadForAnExclusivePublication()
+    {
+        try (Verbus verbus = launch())
+        {
+            final var publication =
+                verbus.addExclusivePublication("rdma:endpoint=127.0.0.1:0|provider=shm|term-length=64k", 2002);
+            final int port = controlPort(verbus.countersReader());
+            final Subscription subscription =
+                verbus.addSubscription("rdma:endpoint=127.0.0.1:" + port + "|provider=shm", 2002);
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+            final MessageStream.Checker checker = new MessageStream.Checker(0);
+            final UnsafeBuffer view = new UnsafeBuffer(0, 0);
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            long sequence = 0;
+            while (checker.received < 5_000)
+            {
+                if (System.nanoTime() > deadlineNs)
+                {
+                    throw new AssertionError("stuck at " + sequence + " / received " + checker.received);
+                }
+                int work = 0;
+                if (sequence < 5_000)
+                {
+                    final int length = MessageStream.encode(message, sequence);
+                    if (publication.offer(message, 0, length) > 0)
+                    {
+                        sequence++;
+                        work++;
+                    }
+                }
+                work += subscription.poll((buffer, offset, length, header) ->
+                {
+                    view.wrap(buffer, offset, length);
+                    checker.onFragment(view, 0, length);
+                }, 100);
+                if (0 == work)
+                {
+                    RdmaRig.sleepMicros(100);
+                }
+            }
+            assertNull(checker.failure);
+            assertEquals(5_000, checker.received);
+        }
+    }
+
+    @Test
+    void shouldKeepAnIdleDirectModePublicationConnectedWithoutAnyCallFromTheWriter()
+    {
+        try (Verbus verbus = launch())
+        {
+            final ExclusivePublication publication = verbus.addExclusivePublication(
+                "rdma:endpoint=127.0.0.1:0|provider=shm|term-length=64k|heartbeat=20ms|timeout=200ms", 2003);
+            final int port = controlPort(verbus.countersReader());
+            final AtomicInteger available = new AtomicInteger();
+            final AtomicInteger unavailable = new AtomicInteger();
+            final Subscription[] subscriptions = new Subscription[2];
+            final MessageStream.Checker[] checkers = new MessageStream.Checker[2];
+            for (int i = 0; i < 2; i++)
+            {
+                subscriptions[i] = verbus.addSubscription("rdma:endpoint=127.0.0.1:" + port + "|provider=shm",
+                    2003, image -> available.incrementAndGet(), image -> unavailable.incrementAndGet());
+                checkers[i] = new MessageStream.Checker(0);
+            }
+
+            // Subscribers are admitted with no offer at all: the sender agent drives the idle writer's media.
+            final long connectDeadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!publication.isConnected() || available.get() < 2)
+            {
+                assertTrue(System.nanoTime() < connectDeadlineNs, "subscribers not admitted while the writer is idle");
+                RdmaRig.sleepMicros(1000);
+            }
+            final Set<String> connectionsBefore = publisherConnections(verbus.countersReader(), 2003);
+            assertEquals(2, connectionsBefore.size(), connectionsBefore.toString());
+
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+            offerAndReceive(publication, message, 0, 1_000, subscriptions, checkers);
+
+            // Idle for five timeouts with no call on the publication (no offer, no flush): only subscribers poll.
+            final long idleUntilNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1_000);
+            while (System.nanoTime() < idleUntilNs)
+            {
+                pollAll(subscriptions, checkers);
+                RdmaRig.sleepMicros(2000);
+            }
+            assertTrue(publication.isConnected(), "the idle publication kept its subscribers");
+            assertEquals(0, unavailable.get(), "no image went unavailable while the writer was idle");
+
+            offerAndReceive(publication, message, 1_000, 2_000, subscriptions, checkers);
+
+            // A committed claim with no flush is sent by the sender agent once the writer is idle.
+            final BufferClaim claim = new BufferClaim();
+            final int length = MessageStream.encode(message, 2_000);
+            final long claimDeadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (publication.tryClaim(length, claim) <= 0)
+            {
+                assertTrue(System.nanoTime() < claimDeadlineNs, "tryClaim never succeeded");
+                RdmaRig.sleepMicros(100);
+            }
+            claim.buffer().putBytes(claim.offset(), message, 0, length);
+            claim.commit();
+            final long deliverDeadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (checkers[0].received < 2_001 || checkers[1].received < 2_001)
+            {
+                assertTrue(System.nanoTime() < deliverDeadlineNs, "the committed claim was never sent");
+                if (0 == pollAll(subscriptions, checkers))
+                {
+                    RdmaRig.sleepMicros(500);
+                }
+            }
+
+            for (final MessageStream.Checker checker : checkers)
+            {
+                assertNull(checker.failure);
+                assertEquals(2_001, checker.received);
+            }
+            assertEquals(2, available.get(), "no reconnect: each subscriber saw its one image only");
+            assertEquals(0, unavailable.get());
+            assertEquals(connectionsBefore, publisherConnections(verbus.countersReader(), 2003),
+                "the publisher still serves the two original connections, with their original QPs and rkeys");
+            assertTrue(publication.isConnected());
+        }
+    }
+
+    /** Labels of the publisher's per-connection counters for a stream: one per admitted connection. */
+    private static Set<String> publisherConnections(final CountersReader counters, final int streamId)
+    {
+        final Set<String> labels = new TreeSet<>();
+        counters.forEach((counterId, typeId, keyBuffer, label) ->
+        {
+            if (RdmaCounters.BYTES_POSTED_TYPE_ID == typeId && label.contains("stream=" + streamId + " session=") &&
+                label.contains(" subscriber="))
+            {
+                labels.add(label);
+            }
+        });
+        return labels;
+    }
+
+    private static int pollAll(final Subscription[] subscriptions, final MessageStream.Checker[] checkers)
+    {
+        final UnsafeBuffer view = new UnsafeBuffer(0, 0);
+        int fragments = 0;
+        for (int i = 0; i < subscriptions.length; i++)
+        {
+            final MessageStream.Checker checker = checkers[i];
+            fragments += subscriptions[i].poll((buffer, offset, length, header) ->
+            {
+                view.wrap(buffer, offset, length);
+                checker.onFragment(view, 0, length);
+            }, 100);
+        }
+        return fragments;
+    }
+
+    private static void offerAndReceive(
+        final Publication publication,
+        final ExpandableArrayBuffer message,
+        final long from,
+        final long to,
+        final Subscription[] subscriptions,
+        final MessageStream.Checker[] checkers)
+    {
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        long sequence = from;
+        while (checkers[0].received < to || checkers[1].received < to)
+        {
+            if (System.nanoTime() > deadlineNs)
+            {
+                throw new AssertionError("stuck at " + sequence + " / received " + checkers[0].received + ", " +
+                    checkers[1].received + " " + checkers[0].failure + " " + checkers[1].failure);
+            }
+            int work = 0;
+            if (sequence < to)
+            {
+                final int length = MessageStream.encode(message, sequence);
+                if (publication.offer(message, 0, length) > 0)
+                {
+                    sequence++;
+                    work++;
+                }
+            }
+            work += pollAll(subscriptions, checkers);
+            if (0 == work)
+            {
+                RdmaRig.sleepMicros(100);
+            }
+        }
+        assertNull(checkers[0].failure);
+        assertNull(checkers[1].failure);
+    }
+}
