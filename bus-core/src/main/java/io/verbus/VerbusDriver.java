@@ -344,7 +344,7 @@ final class VerbusDriver implements AutoCloseable
         position.setRelease(joinPosition);
         final LogImage image = new LogImage(
             log.registrationId(), sessionId, streamId, publicationLog.initialTermId(),
-            publicationLog.logBuffers().termBuffers(), position, null, 0, "ipc", errorHandler,
+            publicationLog.logBuffers().termBuffers(), position, null, "ipc", errorHandler,
             this::onCorruptImage);
         log.addSubscriberPosition(position);
         subscription.addImage(image);
@@ -490,7 +490,7 @@ final class VerbusDriver implements AutoCloseable
                 position.setRelease(descriptor.joinPosition());
                 final LogImage image = new LogImage(
                     descriptor.imageId(), descriptor.sessionId(), streamId, descriptor.initialTermId(),
-                    descriptor.termBuffers(), position, descriptor.boundBuffer(), descriptor.boundOffset(),
+                    descriptor.termBuffers(), position, descriptor.bound(),
                     descriptor.sourceIdentity(), errorHandler, this::onCorrupt);
                 images.put(descriptor.imageId(), image);
                 subscription.addImage(image);

@@ -6,8 +6,8 @@ import io.aeron.logbuffer.Header;
 import io.aeron.logbuffer.LogBufferDescriptor;
 import io.aeron.protocol.HeaderFlyweight;
 import io.verbus.Image;
+import io.verbus.media.ImageBound;
 import org.agrona.ErrorHandler;
-import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.Position;
 
@@ -17,10 +17,13 @@ import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
  * Reads one publisher's log from this subscriber's position: frame by frame within the current term, acquiring
  * each frame's length before reading the frame, and skipping padding.
  * <p>
- * A <em>bounded</em> image also acquires a position counter (the bound, written by a remote sender after the data)
- * and reads nothing at or past it. Every frame header is checked against the bound and the term end: a frame that
- * is shorter than a header, runs past either, or is missing below the bound marks the image corrupt. It then goes
- * unavailable (error reported and counted, listener told) and never reads again; nothing outside the term is read.
+ * A <em>bounded</em> image (a remote log) asks its media's {@link ImageBound} on every poll how far it may read:
+ * the position the remote sender wrote after the data, validated by the media, read on this thread. It reads
+ * nothing at or past it. Every frame header is checked against the bound and the term end with plain integer
+ * comparisons (never relying on Agrona's bounds checks, which a deployment may switch off): a frame that is shorter
+ * than a header, runs past either, or is missing below the bound marks the image corrupt, as does a bound the media
+ * rejects. It then goes unavailable (error reported, listener told, the media told so it drops the connection) and
+ * never reads again; nothing outside the term is read.
  */
 public final class LogImage implements Image
 {
@@ -44,8 +47,7 @@ public final class LogImage implements Image
     private final long joinPosition;
     private final UnsafeBuffer[] termBuffers;
     private final Position subscriberPosition;
-    private final AtomicBuffer boundBuffer;
-    private final int boundOffset;
+    private final ImageBound bound;
     private final String sourceIdentity;
     private final Header header;
     private final ErrorHandler errorHandler;
@@ -59,8 +61,7 @@ public final class LogImage implements Image
      * @param initialTermId      of the log.
      * @param termBuffers        the three partitions.
      * @param subscriberPosition this image's position counter, already set to the join position.
-     * @param boundBuffer        holds the bound counter, or null for an unbounded (local) log.
-     * @param boundOffset        of the bound counter.
+     * @param bound              the media's reader of the remote position, or null for an unbounded (local) log.
      * @param sourceIdentity     where the stream comes from.
      * @param errorHandler       told of corruption.
      * @param corruptionListener told after the image closed itself on corruption.
@@ -72,8 +73,7 @@ public final class LogImage implements Image
         final int initialTermId,
         final UnsafeBuffer[] termBuffers,
         final Position subscriberPosition,
-        final AtomicBuffer boundBuffer,
-        final int boundOffset,
+        final ImageBound bound,
         final String sourceIdentity,
         final ErrorHandler errorHandler,
         final CorruptionListener corruptionListener)
@@ -88,8 +88,7 @@ public final class LogImage implements Image
         this.positionBitsToShift = LogBufferDescriptor.positionBitsToShift(termLength);
         this.subscriberPosition = subscriberPosition;
         this.joinPosition = subscriberPosition.get();
-        this.boundBuffer = boundBuffer;
-        this.boundOffset = boundOffset;
+        this.bound = bound;
         this.sourceIdentity = sourceIdentity;
         this.errorHandler = errorHandler;
         this.corruptionListener = corruptionListener;
@@ -141,7 +140,7 @@ public final class LogImage implements Image
     /** @return true when the image is bounded by a remote position counter. */
     public boolean isBounded()
     {
-        return null != boundBuffer;
+        return null != bound;
     }
 
     public String sourceIdentity()
@@ -179,23 +178,13 @@ public final class LogImage implements Image
             while (fragmentsRead < fragmentLimit && offset < limitOffset)
             {
                 final int frameLength = termBuffer.getIntVolatile(offset);
-                if (frameLength <= 0)
+                if (!isFrameSound(position, offset, frameLength, limitOffset))
                 {
-                    if (null != boundBuffer)
-                    {
-                        onCorruptFrame(position, offset, frameLength, "missing frame below the bound");
-                    }
                     break;
                 }
 
                 final int frameOffset = offset;
                 final int alignedLength = FrameWriter.align(frameLength);
-                if (frameLength < HEADER_LENGTH || alignedLength > limitOffset - frameOffset)
-                {
-                    onCorruptFrame(position, frameOffset, frameLength, "frame runs past " +
-                        (frameOffset + alignedLength > termLength ? "the term end" : "the bound"));
-                    break;
-                }
                 offset += alignedLength;
 
                 if (HeaderFlyweight.HDR_TYPE_PAD != termBuffer.getShort(frameOffset + HeaderFlyweight.TYPE_FIELD_OFFSET))
@@ -240,23 +229,13 @@ public final class LogImage implements Image
             while (fragmentsRead < fragmentLimit && offset < limitOffset)
             {
                 final int frameLength = termBuffer.getIntVolatile(offset);
-                if (frameLength <= 0)
+                if (!isFrameSound(initialPosition, offset, frameLength, limitOffset))
                 {
-                    if (null != boundBuffer)
-                    {
-                        onCorruptFrame(initialPosition, offset, frameLength, "missing frame below the bound");
-                    }
                     break;
                 }
 
                 final int frameOffset = offset;
                 final int alignedLength = FrameWriter.align(frameLength);
-                if (frameLength < HEADER_LENGTH || alignedLength > limitOffset - frameOffset)
-                {
-                    onCorruptFrame(initialPosition, frameOffset, frameLength, "frame runs past " +
-                        (frameOffset + alignedLength > termLength ? "the term end" : "the bound"));
-                    break;
-                }
                 offset += alignedLength;
 
                 if (HeaderFlyweight.HDR_TYPE_PAD == termBuffer.getShort(frameOffset + HeaderFlyweight.TYPE_FIELD_OFFSET))
@@ -301,16 +280,23 @@ public final class LogImage implements Image
     }
 
     /**
-     * @return the term offset reading must stop at: the term end, or the bound when it falls within this term.
+     * @return the term offset reading must stop at: the term end, or the bound when it falls within this term; the
+     * current offset when the media rejected the bound (the image is then closed).
      */
     private int limitOffset(final long position, final int termOffset)
     {
-        if (null == boundBuffer)
+        if (null == bound)
         {
             return termLength;
         }
-        final long bound = boundBuffer.getLongAcquire(boundOffset);
-        final long available = bound - position;
+        final long boundPosition = bound.acquire(position);
+        if (ImageBound.INVALID == boundPosition)
+        {
+            onCorrupt(position, termOffset, 0, "the publisher wrote an invalid position (" + bound.invalidReason() +
+                ")");
+            return termOffset;
+        }
+        final long available = boundPosition - position;
         if (available <= 0)
         {
             return termOffset;
@@ -318,13 +304,43 @@ public final class LogImage implements Image
         return (int)Math.min(termLength, termOffset + available);
     }
 
-    private void onCorruptFrame(final long position, final int frameOffset, final int frameLength, final String reason)
+    /**
+     * A frame may be read when its length, acquired before any other byte of it, covers at least a header and ends
+     * within the limit. In a local log a length of 0 only means "not yet written"; below a remote bound every frame
+     * must be complete, so anything else closes the image. Compared as plain ints before any alignment, so a huge
+     * length can neither overflow the check nor depend on Agrona's bounds checks.
+     */
+    private boolean isFrameSound(final long position, final int frameOffset, final int frameLength, final int limitOffset)
+    {
+        if (frameLength <= 0)
+        {
+            if (null != bound)
+            {
+                onCorrupt(position, frameOffset, frameLength, "missing frame below the bound");
+            }
+            return false;
+        }
+        if (frameLength < HEADER_LENGTH || frameLength > limitOffset - frameOffset)
+        {
+            onCorrupt(position, frameOffset, frameLength, frameLength < HEADER_LENGTH ? "shorter than a header" :
+                "frame runs past " + (frameLength > termLength - frameOffset ? "the term end" : "the bound"));
+            return false;
+        }
+        return true;
+    }
+
+    private void onCorrupt(final long position, final int frameOffset, final int frameLength, final String reason)
     {
         isClosed = true;
-        errorHandler.onError(new IllegalStateException(
-            "corrupt frame in image session=" + sessionId + " stream=" + streamId + " source=" + sourceIdentity +
-            " at term offset " + frameOffset + " (position " + (position - (position & termLengthMask) + frameOffset) +
-            "): frame length " + frameLength + ", " + reason + "; image made unavailable"));
+        final String message = "corrupt frame in image session=" + sessionId + " stream=" + streamId + " source=" +
+            sourceIdentity + " at term offset " + frameOffset + " (position " +
+            (position - (position & termLengthMask) + frameOffset) + "): frame length " + frameLength + ", " + reason +
+            "; image made unavailable";
+        errorHandler.onError(new IllegalStateException(message));
+        if (null != bound)
+        {
+            bound.onImageCorrupt(message);
+        }
         corruptionListener.onCorrupt(this);
     }
 

@@ -2,15 +2,14 @@ package io.verbus.media;
 
 import io.aeron.logbuffer.LogBufferDescriptor;
 import io.verbus.ChannelUri;
-import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.Objects;
 
 /**
  * What a media tells Verbus about a new image: the stream's ids and geometry, the three term buffers over the
- * ring the remote publisher writes into, and the bound: the 8-byte position counter the remote sender writes
- * after the data. The image reads nothing at or past the bound, which it reads with acquire semantics.
+ * ring the remote publisher writes into, and the bound: the media's reader of the position the remote sender
+ * writes after the data. The image consults it on its own polling thread and reads nothing at or past it.
  *
  * @param imageId        unique within the media, passed back in {@link ImageSink#onImageUnavailable(long)}.
  * @param sessionId      the publisher's session id.
@@ -19,8 +18,7 @@ import java.util.Objects;
  * @param termLength     of the publisher's log, a power of two from 64 KiB to 1 GiB.
  * @param joinPosition   where the image starts reading; a multiple of the frame alignment.
  * @param termBuffers    the three partitions, each exactly {@code termLength} bytes.
- * @param boundBuffer    holds the bound position counter.
- * @param boundOffset    of the 8-byte bound counter in {@code boundBuffer}, 8-byte aligned.
+ * @param bound          the media's validated reader of the remote position.
  * @param sourceIdentity where the stream comes from, e.g. {@code "rdma:10.0.0.2:40123"}.
  */
 public record ImageDescriptor(
@@ -31,8 +29,7 @@ public record ImageDescriptor(
     int termLength,
     long joinPosition,
     UnsafeBuffer[] termBuffers,
-    AtomicBuffer boundBuffer,
-    int boundOffset,
+    ImageBound bound,
     String sourceIdentity)
 {
     /**
@@ -44,7 +41,7 @@ public record ImageDescriptor(
     {
         ChannelUri.checkTermLength(termLength, "image descriptor");
         Objects.requireNonNull(termBuffers, "termBuffers");
-        Objects.requireNonNull(boundBuffer, "boundBuffer");
+        Objects.requireNonNull(bound, "bound");
         Objects.requireNonNull(sourceIdentity, "sourceIdentity");
         if (termBuffers.length != LogBufferDescriptor.PARTITION_COUNT)
         {
@@ -59,11 +56,6 @@ public record ImageDescriptor(
                     "term buffer " + i + " must have capacity " + termLength + ", has " +
                     (null == termBuffers[i] ? "null" : termBuffers[i].capacity()));
             }
-        }
-        if (boundOffset < 0 || boundOffset > boundBuffer.capacity() - Long.BYTES || 0 != (boundOffset & 7))
-        {
-            throw new IllegalArgumentException(
-                "bound offset " + boundOffset + " must be 8-byte aligned within a buffer of " + boundBuffer.capacity());
         }
         if (joinPosition < 0 || 0 != (joinPosition & (io.aeron.logbuffer.FrameDescriptor.FRAME_ALIGNMENT - 1)))
         {

@@ -1,6 +1,7 @@
 package io.verbus.log;
 
 import io.aeron.logbuffer.ControlledFragmentHandler;
+import io.verbus.media.CounterBound;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.UnsafeBufferPosition;
 import org.junit.jupiter.api.Test;
@@ -29,6 +30,7 @@ class BoundedImageTest
     Path tempDir;
 
     private final UnsafeBuffer boundBuffer = new UnsafeBuffer(ByteBuffer.allocateDirect(64));
+    private final CounterBound bound = new CounterBound(boundBuffer, BOUND_OFFSET);
     private final List<Throwable> errors = new ArrayList<>();
     private final List<LogImage> corrupted = new ArrayList<>();
 
@@ -37,7 +39,7 @@ class BoundedImageTest
         final UnsafeBufferPosition position = new UnsafeBufferPosition(
             (UnsafeBuffer)log.countersManager.valuesBuffer(), log.countersManager.allocate("sub"), log.countersManager);
         return new LogImage(9, LogFixture.SESSION_ID, LogFixture.STREAM_ID, LogFixture.INITIAL_TERM_ID,
-            log.logBuffers.termBuffers(), position, boundBuffer, BOUND_OFFSET, "remote", errors::add, corrupted::add);
+            log.logBuffers.termBuffers(), position, bound, "remote", errors::add, corrupted::add);
     }
 
     @Test
@@ -95,13 +97,43 @@ class BoundedImageTest
     @Test
     void shouldGoUnavailableOnAFrameShorterThanAHeader()
     {
-        assertCorruptFrameMakesImageUnavailable(12, "frame runs past");
+        assertCorruptFrameMakesImageUnavailable(12, "shorter than a header");
     }
 
     @Test
     void shouldGoUnavailableOnAFrameThatStraddlesTheBound()
     {
         assertCorruptFrameMakesImageUnavailable(1024, "the bound");
+    }
+
+    @Test
+    void shouldGoUnavailableOnAHugeFrameLengthWhoseAlignmentOverflows()
+    {
+        // 0x7FFFFFF0 aligned to 32 wraps to a negative int: the check must compare the raw length, not the aligned.
+        assertCorruptFrameMakesImageUnavailable(0x7FFF_FFF0, "the term end");
+    }
+
+    @Test
+    void shouldCloseAndTellTheMediaWhenTheBoundGoesBackwards()
+    {
+        try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))
+        {
+            final ExclusiveLogPublication publication = log.exclusive();
+            final UnsafeBuffer message = new UnsafeBuffer(new byte[32]);
+            final long first = publication.offer(message, 0, 32);
+            publication.offer(message, 0, 32);
+
+            final LogImage image = boundedImage(log);
+            boundBuffer.putLongRelease(BOUND_OFFSET, first);
+            assertEquals(1, image.poll((b, o, l, h) -> {}, 100));
+            boundBuffer.putLongRelease(BOUND_OFFSET, 0);
+            assertEquals(0, image.poll((b, o, l, h) -> {}, 100));
+
+            assertTrue(image.isClosed());
+            assertEquals(List.of(image), corrupted);
+            assertTrue(errors.get(0).getMessage().contains("invalid position"), errors.get(0).getMessage());
+            assertEquals(1, bound.corruptions(), "the media is told, so it drops the connection");
+        }
     }
 
     private void assertCorruptFrameMakesImageUnavailable(final int corruptLength, final String reason)
@@ -127,6 +159,7 @@ class BoundedImageTest
             assertEquals(1, errors.size());
             assertTrue(errors.get(0).getMessage().contains(reason), errors.get(0).getMessage());
             assertTrue(errors.get(0).getMessage().contains("frame length " + corruptLength));
+            assertEquals(1, bound.corruptions(), "the media is told, so it drops the connection");
 
             assertEquals(0, image.poll((b, o, l, h) -> delivered[0]++, 100), "a closed image reads nothing");
             assertEquals(1, delivered[0]);
@@ -142,7 +175,7 @@ class BoundedImageTest
             final UnsafeBufferPosition position = new UnsafeBufferPosition(
                 (UnsafeBuffer)log.countersManager.valuesBuffer(), log.countersManager.allocate("s"), log.countersManager);
             final LogImage image = new LogImage(1, 1, 1, LogFixture.INITIAL_TERM_ID, log.logBuffers.termBuffers(),
-                position, null, 0, "ipc", errors::add, corrupted::add);
+                position, null, "ipc", errors::add, corrupted::add);
             assertEquals(0, image.poll((b, o, l, h) -> {}, 10));
             assertFalse(image.isClosed());
             assertTrue(errors.isEmpty());

@@ -45,7 +45,7 @@ class FragmentationBoundaryTest
         final UnsafeBufferPosition position = new UnsafeBufferPosition(
             (UnsafeBuffer)log.countersManager.valuesBuffer(), log.countersManager.allocate("sub"), log.countersManager);
         return new LogImage(1, LogFixture.SESSION_ID, LogFixture.STREAM_ID, LogFixture.INITIAL_TERM_ID,
-            log.logBuffers.termBuffers(), position, null, 0, "test", Throwable::printStackTrace, (i) -> {});
+            log.logBuffers.termBuffers(), position, null, "test", Throwable::printStackTrace, (i) -> {});
     }
 
     private static UnsafeBuffer pattern(final int length, final int seed)

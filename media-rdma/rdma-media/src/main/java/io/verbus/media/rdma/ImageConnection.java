@@ -1,7 +1,6 @@
 package io.verbus.media.rdma;
 
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
 
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
@@ -15,9 +14,10 @@ import org.agrona.concurrent.status.ReadablePosition;
  * The subscriber's state for one connection to a publisher: the registered ring (three term partitions) and
  * position block the publisher WRITEs into, the QP, the publisher's status slot, and the image's bound.
  * <p>
- * The publisher writes the position block; the receiver validates it (consistent, monotonic, aligned, within
- * two terms of what the image consumed) and only then publishes it to the image as the bound, which lives in
- * memory the remote side cannot write. Cross-thread handover as in {@link SubscriberConnection}.
+ * The publisher writes the position block; the image's polling thread reads and validates it through
+ * {@link PositionBlockBound} (consistent, monotonic, aligned, within two terms of what the image consumed), which
+ * keeps the accepted bound in memory the remote side cannot write. The receiver agent reads the same block only for
+ * the publisher's heartbeat. Cross-thread handover as in {@link SubscriberConnection}.
  */
 final class ImageConnection
 {
@@ -44,7 +44,7 @@ final class ImageConnection
     final boolean statusInline;
     final int sendQueueDepth;
     final UnsafeBuffer[] termBuffers = new UnsafeBuffer[3];
-    final UnsafeBuffer bound;
+    final PositionBlockBound bound;
     final String sourceIdentity;
     final RdmaCounters.Connection counters;
     final SocketMessageTransport transport;
@@ -56,7 +56,6 @@ final class ImageConnection
     // owner-only
     ReadablePosition subscriberPosition;
     boolean announced;
-    long boundValue;
     long lastPublisherTimestamp;
     long lastHeardNs;
     long lastConsumedSent = -1;
@@ -118,9 +117,7 @@ final class ImageConnection
         {
             termBuffers[i] = new UnsafeBuffer(base + (long)i * termLength, termLength);
         }
-        bound = new UnsafeBuffer(ByteBuffer.allocateDirect(SlotLayout.BLOCK_LENGTH));
-        bound.putLongRelease(0, joinPosition);
-        this.boundValue = joinPosition;
+        bound = new PositionBlockBound(positionBlock, termLength, joinPosition);
         this.sourceIdentity = sourceIdentity;
         this.counters = counters;
         this.transport = transport;

@@ -3,7 +3,6 @@ package io.verbus.media.rdma;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
-import io.aeron.logbuffer.FrameDescriptor;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.QueuePairState;
@@ -24,11 +23,13 @@ import org.agrona.concurrent.status.AtomicCounter;
 import org.agrona.concurrent.status.CountersManager;
 
 /**
- * The subscription side of an {@code rdma:} channel. Each duty cycle, per connected publisher: reap completions,
- * read the position block the publisher WRITEs after the data, validate it and publish it to the image as the
- * bound (the image reads nothing at or past it), and WRITE the image's consumed position plus a heartbeat
- * timestamp into the publisher's status slot. A silent publisher, a QP error or a bad position makes the image
- * unavailable at once; the control thread then reconnects with fresh regions.
+ * The subscription side of an {@code rdma:} channel, off the data path: the image reads the position block the
+ * publisher WRITEs after the data itself, in {@code poll} ({@link PositionBlockBound}). Each duty cycle, per
+ * connected publisher, this agent reaps completions and WRITEs the image's consumed position plus a heartbeat
+ * timestamp into the publisher's status slot (credits); on a slower cadence it watches the publisher's heartbeat in
+ * the same block, the QP's state, and whether the image closed itself on a corrupt frame or position. Any of those
+ * makes the image unavailable and drops the connection at once; the control thread then reconnects with fresh
+ * regions.
  * <p>
  * Owned by the receiver agent. Allocates nothing and makes no system call on the data path.
  */
@@ -53,7 +54,7 @@ public final class RdmaReceiver implements MediaReceiver
     private final AtomicCounter connectionsCounter;
     private ImageConnection[] connections = EMPTY;
     private long lastHousekeepingNs;
-    private long tornReadCount;
+    private long retiredTornReads;
     private boolean closed;
 
     public RdmaReceiver(
@@ -124,7 +125,6 @@ public final class RdmaReceiver implements MediaReceiver
             if (!connection.closeRequested)
             {
                 work += pollCompletions(connection);
-                work += readPosition(connection, nowNs);
                 work += sendStatus(connection, nowNs);
             }
         }
@@ -149,7 +149,7 @@ public final class RdmaReceiver implements MediaReceiver
             {
                 connection.subscriberPosition = images.onImageAvailable(new ImageDescriptor(
                     connection.imageId, connection.sessionId, connection.streamId, connection.initialTermId,
-                    connection.termLength, connection.joinPosition, connection.termBuffers, connection.bound, 0,
+                    connection.termLength, connection.joinPosition, connection.termBuffers, connection.bound,
                     connection.sourceIdentity));
                 connection.announced = true;
             }
@@ -181,42 +181,15 @@ public final class RdmaReceiver implements MediaReceiver
         return count;
     }
 
-    private int readPosition(final ImageConnection connection, final long nowNs)
+    /** The publisher's heartbeat: a consistent position block with a new timestamp. */
+    private void readPublisherHeartbeat(final ImageConnection connection, final long nowNs)
     {
-        if (!SlotLayout.read(connection.positionBlock, 0, slotValues))
+        if (SlotLayout.read(connection.positionBlock, 0, slotValues) &&
+            slotValues[1] != connection.lastPublisherTimestamp)
         {
-            if (0 != connection.positionBlock.getLongVolatile(SlotLayout.CHECK_OFFSET))
-            {
-                tornReadCount++;
-            }
-            return 0;
+            connection.lastPublisherTimestamp = slotValues[1];
+            connection.lastHeardNs = nowNs;
         }
-        final long position = slotValues[0];
-        final long timestamp = slotValues[1];
-        if (timestamp == connection.lastPublisherTimestamp && position == connection.boundValue)
-        {
-            return 0;
-        }
-        connection.lastPublisherTimestamp = timestamp;
-        connection.lastHeardNs = nowNs;
-        if (position != connection.boundValue)
-        {
-            final long consumed = null == connection.subscriberPosition ?
-                connection.joinPosition : connection.subscriberPosition.getVolatile();
-            if (position < connection.boundValue ||
-                position - consumed > 2L * connection.termLength ||
-                0 != (position & (FrameDescriptor.FRAME_ALIGNMENT - 1)))
-            {
-                errorHandler.onError(new IllegalStateException("rdma image " + connection.name +
-                    ": publisher wrote position " + position + " (bound " + connection.boundValue + ", consumed " +
-                    consumed + "): out of bounds, image closed"));
-                connection.requestClose("position " + position + " out of bounds");
-                return 1;
-            }
-            connection.boundValue = position;
-            connection.bound.putLongRelease(0, position);
-        }
-        return 1;
     }
 
     private int sendStatus(final ImageConnection connection, final long nowNs)
@@ -275,8 +248,16 @@ public final class RdmaReceiver implements MediaReceiver
     private int housekeeping(final long nowNs)
     {
         int work = 0;
+        long tornReads = retiredTornReads;
         for (final ImageConnection connection : connections)
         {
+            readPublisherHeartbeat(connection, nowNs);
+            tornReads += connection.bound.tornReads();
+            final String corruptReason = connection.bound.corruptReason();
+            if (!connection.closeRequested && null != corruptReason)
+            {
+                connection.requestClose("the image closed itself: " + corruptReason);
+            }
             if (!connection.closeRequested && nowNs - connection.lastHeardNs > params.timeoutNs())
             {
                 connection.requestClose("no heartbeat from the publisher for " +
@@ -299,7 +280,7 @@ public final class RdmaReceiver implements MediaReceiver
             if (connection.announced)
             {
                 RdmaCounters.set(connection.counters.lag,
-                    connection.boundValue - connection.subscriberPosition.getVolatile());
+                    connection.bound.bound() - connection.subscriberPosition.getVolatile());
             }
             if (connection.closeRequested)
             {
@@ -307,7 +288,7 @@ public final class RdmaReceiver implements MediaReceiver
                 work++;
             }
         }
-        RdmaCounters.set(tornReads, tornReadCount);
+        RdmaCounters.set(this.tornReads, tornReads);
         RdmaCounters.set(connectionsCounter, connections.length);
         return work;
     }
@@ -315,6 +296,7 @@ public final class RdmaReceiver implements MediaReceiver
     private void retire(final ImageConnection connection)
     {
         connections = ArrayUtil.remove(connections, connection);
+        retiredTornReads += connection.bound.tornReads();
         if (connection.announced)
         {
             connection.announced = false;

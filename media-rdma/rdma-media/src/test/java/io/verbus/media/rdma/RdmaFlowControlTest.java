@@ -76,7 +76,7 @@ class RdmaFlowControlTest
                 return fastChecker.received == published;
             });
             assertNull(fastChecker.failure);
-            assertTrue(stalledImage.bound() - stalledImage.position <= 64 * 1024,
+            assertTrue(stalledImage.refreshBound() - stalledImage.position <= 64 * 1024,
                 "the stalled image was never given more than a term beyond what it consumed");
         }
     }

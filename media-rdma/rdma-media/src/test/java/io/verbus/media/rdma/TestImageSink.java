@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.aeron.logbuffer.FrameDescriptor;
 import io.aeron.protocol.DataHeaderFlyweight;
+import io.verbus.media.ImageBound;
 import io.verbus.media.ImageDescriptor;
 import io.verbus.media.ImageSink;
 import org.agrona.BitUtil;
@@ -65,19 +66,36 @@ final class TestImageSink implements ImageSink
         final int positionBitsToShift;
         volatile boolean closed;
         long position;
+        long lastBound;
         String error;
 
         TestImage(final ImageDescriptor descriptor)
         {
             this.descriptor = descriptor;
             this.position = descriptor.joinPosition();
+            this.lastBound = position;
             this.positionBitsToShift = Integer.numberOfTrailingZeros(descriptor.termLength());
             subscriberPosition.set(position);
         }
 
+        /** @return the last bound the media accepted. */
         long bound()
         {
-            return descriptor.boundBuffer().getLongVolatile(descriptor.boundOffset());
+            return lastBound;
+        }
+
+        /** Asks the media's bound, as a LogImage does in poll: an invalid position closes the image. */
+        long refreshBound()
+        {
+            final long bound = descriptor.bound().acquire(position);
+            if (ImageBound.INVALID == bound)
+            {
+                error = "invalid position: " + descriptor.bound().invalidReason();
+                descriptor.bound().onImageCorrupt(error);
+                return lastBound;
+            }
+            lastBound = bound;
+            return bound;
         }
 
         int poll(final Handler handler, final int fragmentLimit)
@@ -86,7 +104,11 @@ final class TestImageSink implements ImageSink
             {
                 return 0;
             }
-            final long bound = bound();
+            final long bound = refreshBound();
+            if (null != error)
+            {
+                return 0;
+            }
             final int termLength = descriptor.termLength();
             int fragments = 0;
             while (position < bound && fragments < fragmentLimit)

@@ -1,0 +1,37 @@
+package io.verbus.media;
+
+/**
+ * How far an image of a remote log may read, as the media that fills the log judges it. The image consults it
+ * itself, on the thread that polls it, so nothing sits between the remote writer's position WRITE and the
+ * application's {@code poll}: no receiver duty cycle, no second copy of the position.
+ * <p>
+ * The media owns the validation (a consistency check against torn reads, monotonicity, alignment, how far ahead of
+ * the consumer a position may be) and keeps whatever it accepted in memory the remote side cannot write, so a peer
+ * can never widen what the image reads. Every method is called only by the image's polling thread, one call at a
+ * time; implementations allocate nothing and make no system call in {@link #acquire(long)}.
+ */
+public interface ImageBound
+{
+    /** Returned by {@link #acquire(long)} when the remote position failed validation: the image closes. */
+    long INVALID = -1;
+
+    /**
+     * The position below which every frame is complete, read with acquire semantics and validated.
+     *
+     * @param consumerPosition the image's current position.
+     * @return the bound, at least {@code consumerPosition} while the stream is sound; {@link #INVALID} when the
+     * remote side wrote a position that fails validation ({@link #invalidReason()} says why).
+     */
+    long acquire(long consumerPosition);
+
+    /** @return why {@link #acquire(long)} last returned {@link #INVALID}, or null. */
+    String invalidReason();
+
+    /**
+     * The image found a frame below the bound that fails validation and closed itself: the media drops the
+     * connection that filled it, so flow control stops counting it and the publisher does not wait on it.
+     *
+     * @param reason what the image found.
+     */
+    void onImageCorrupt(String reason);
+}

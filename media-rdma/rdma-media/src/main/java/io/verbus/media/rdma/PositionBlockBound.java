@@ -1,0 +1,130 @@
+package io.verbus.media.rdma;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+import io.aeron.logbuffer.FrameDescriptor;
+import io.verbus.media.ImageBound;
+import io.verbus.media.rdma.protocol.SlotLayout;
+import org.agrona.concurrent.AtomicBuffer;
+
+/**
+ * The image's bound over the position block the publisher WRITEs into this subscriber's memory after the data:
+ * {@code [position, timestamp, check]}. Read by the subscriber's polling thread itself, inside {@code poll}, so the
+ * NIC's WRITE of the position is the only step between the publisher and the application.
+ * <p>
+ * What it keeps from the block is validated first: the check word must match (a WRITE places its bytes in no
+ * promised order, so a block read half-written fails the check and the last good bound stands; counted as torn),
+ * the position must not go backwards, must be frame-aligned, and must be at most two terms ahead of what the image
+ * consumed (the ring holds three). The accepted bound lives in this object, in memory the remote side cannot write.
+ * A block whose check word has not changed since the last accepted one costs one acquire load.
+ * <p>
+ * Single writer: only the polling thread calls {@link #acquire(long)}. The receiver agent reads {@link #bound()},
+ * {@link #tornReads()} and {@link #corruptReason()} for counters and to drop the connection.
+ */
+final class PositionBlockBound implements ImageBound
+{
+    private static final VarHandle BOUND;
+    private static final VarHandle TORN_READS;
+
+    static
+    {
+        try
+        {
+            final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            BOUND = lookup.findVarHandle(PositionBlockBound.class, "bound", long.class);
+            TORN_READS = lookup.findVarHandle(PositionBlockBound.class, "tornReads", long.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
+    private final AtomicBuffer positionBlock;
+    private final long maxAheadOfConsumer;
+
+    // Polling thread only, except through the VarHandles above for the agent's reads.
+    private long lastCheck;
+    @SuppressWarnings("unused") private long bound;
+    @SuppressWarnings("unused") private long tornReads;
+    private String invalidReason;
+    private volatile String corruptReason;
+
+    /**
+     * @param positionBlock the registered block the publisher writes, at offset 0.
+     * @param termLength    of the log.
+     * @param joinPosition  where the image starts: the bound until the publisher writes one.
+     */
+    PositionBlockBound(final AtomicBuffer positionBlock, final int termLength, final long joinPosition)
+    {
+        this.positionBlock = positionBlock;
+        this.maxAheadOfConsumer = 2L * termLength;
+        BOUND.setRelease(this, joinPosition);
+    }
+
+    public long acquire(final long consumerPosition)
+    {
+        final long current = (long)BOUND.getOpaque(this);
+        final long check = positionBlock.getLongVolatile(SlotLayout.CHECK_OFFSET);
+        if (check == lastCheck)
+        {
+            return current;
+        }
+        final long position = positionBlock.getLongVolatile(SlotLayout.VALUE_OFFSET);
+        final long timestamp = positionBlock.getLongVolatile(SlotLayout.TIMESTAMP_OFFSET);
+        if (check != SlotLayout.check(position, timestamp) ||
+            check != positionBlock.getLongVolatile(SlotLayout.CHECK_OFFSET))
+        {
+            if (0 != check)
+            {
+                TORN_READS.setOpaque(this, (long)TORN_READS.getOpaque(this) + 1);
+            }
+            return current; // a WRITE still landing: the last good bound stands
+        }
+        lastCheck = check;
+        if (position == current)
+        {
+            return current; // a heartbeat
+        }
+        if (position < current ||
+            position - consumerPosition > maxAheadOfConsumer ||
+            0 != (position & (FrameDescriptor.FRAME_ALIGNMENT - 1)))
+        {
+            invalidReason = "position " + position + " (bound " + current + ", consumed " + consumerPosition +
+                "): backwards, misaligned or more than two terms ahead";
+            corruptReason = invalidReason;
+            return INVALID;
+        }
+        BOUND.setRelease(this, position);
+        return position;
+    }
+
+    public String invalidReason()
+    {
+        return invalidReason;
+    }
+
+    public void onImageCorrupt(final String reason)
+    {
+        corruptReason = reason;
+    }
+
+    /** @return the last accepted bound (any thread). */
+    long bound()
+    {
+        return (long)BOUND.getAcquire(this);
+    }
+
+    /** @return position blocks read half-written by the polling thread (any thread). */
+    long tornReads()
+    {
+        return (long)TORN_READS.getOpaque(this);
+    }
+
+    /** @return why the image closed itself (corrupt frame or invalid position), or null (any thread). */
+    String corruptReason()
+    {
+        return corruptReason;
+    }
+}

@@ -1,0 +1,104 @@
+package io.verbus.media.rdma;
+
+import io.verbus.media.ImageBound;
+import io.verbus.media.rdma.protocol.SlotLayout;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The bound the polling thread reads itself: only a consistent, monotonic, aligned position within two terms of
+ * the consumer is ever accepted; a block caught half-written keeps the last good bound and is counted.
+ */
+class PositionBlockBoundTest
+{
+    private static final int TERM_LENGTH = 64 * 1024;
+
+    private final UnsafeBuffer block = new UnsafeBuffer(ByteBuffer.allocateDirect(SlotLayout.BLOCK_LENGTH));
+    private final PositionBlockBound bound = new PositionBlockBound(block, TERM_LENGTH, 4096);
+
+    @Test
+    void shouldStartAtTheJoinPositionBeforeThePublisherWritesAnything()
+    {
+        assertEquals(4096, bound.acquire(4096));
+        assertEquals(0, bound.tornReads(), "an all-zero block is not a torn write");
+    }
+
+    @Test
+    void shouldAcceptAConsistentBlockAndKeepItWhileNothingChanges()
+    {
+        SlotLayout.encode(block, 0, 8192, 1);
+        assertEquals(8192, bound.acquire(4096));
+        assertEquals(8192, bound.acquire(4096));
+        assertEquals(8192, bound.bound());
+        SlotLayout.encode(block, 0, 8192, 2);
+        assertEquals(8192, bound.acquire(8192), "a heartbeat changes nothing");
+    }
+
+    @Test
+    void shouldKeepTheLastGoodBoundWhenThePollingThreadReadsABlockTorn()
+    {
+        SlotLayout.encode(block, 0, 8192, 1);
+        assertEquals(8192, bound.acquire(4096));
+
+        // The next WRITE has placed its position but not yet its timestamp and check word, as a WRITE may: the old
+        // check word still stands, so nothing new is trusted (and nothing else is even read).
+        block.putLong(SlotLayout.VALUE_OFFSET, 16_384);
+        assertEquals(8192, bound.acquire(4096));
+        assertEquals(0, bound.tornReads());
+
+        // Now its check word lands before its timestamp: the words disagree, so the block is torn.
+        block.putLong(SlotLayout.CHECK_OFFSET, SlotLayout.check(16_384, 2));
+        assertEquals(8192, bound.acquire(4096), "a check word that does not match its values is not trusted");
+        assertEquals(8192, bound.acquire(4096));
+        assertEquals(2, bound.tornReads());
+
+        block.putLong(SlotLayout.TIMESTAMP_OFFSET, 2);
+        assertEquals(16_384, bound.acquire(4096), "the WRITE has landed");
+        assertNull(bound.corruptReason());
+    }
+
+    @Test
+    void shouldRejectAPositionThatGoesBackwards()
+    {
+        SlotLayout.encode(block, 0, 8192, 1);
+        assertEquals(8192, bound.acquire(4096));
+        SlotLayout.encode(block, 0, 4096, 2);
+        assertInvalid("backwards");
+    }
+
+    @Test
+    void shouldRejectAMisalignedPosition()
+    {
+        SlotLayout.encode(block, 0, 8192 + 8, 1);
+        assertInvalid("misaligned");
+    }
+
+    @Test
+    void shouldRejectAPositionMoreThanTwoTermsAheadOfTheConsumer()
+    {
+        SlotLayout.encode(block, 0, 4096 + 2L * TERM_LENGTH + 32, 1);
+        assertInvalid("two terms ahead");
+    }
+
+    @Test
+    void shouldRecordWhyTheImageClosedItselfForTheReceiverAgent()
+    {
+        bound.onImageCorrupt("corrupt frame at 4096");
+        assertEquals("corrupt frame at 4096", bound.corruptReason());
+    }
+
+    private void assertInvalid(final String reasonPart)
+    {
+        assertEquals(ImageBound.INVALID, bound.acquire(4096));
+        assertNotNull(bound.invalidReason());
+        assertTrue(bound.invalidReason().contains(reasonPart), bound.invalidReason());
+        assertNotNull(bound.corruptReason(), "the receiver agent sees it and drops the connection");
+    }
+}
