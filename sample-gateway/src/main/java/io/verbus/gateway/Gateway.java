@@ -66,7 +66,7 @@ public final class Gateway implements AutoCloseable
     {
         final Verbus verbus = Verbus.launch(new Verbus.Context()
             .dir(config.verbusDir())
-            .threadingMode(ThreadingMode.SHARED)
+            .threadingMode(config.driverInvoked() ? ThreadingMode.INVOKER : ThreadingMode.SHARED)
             .idleStrategy(config.driverIdleStrategy())
             .conductorCpu(config.driverCpu())
             .senderCpu(config.driverCpu())
@@ -138,6 +138,11 @@ public final class Gateway implements AutoCloseable
         {
             agents.add(orderGateway);
             cpus.add(config.cpu(Part.ORDERS));
+        }
+
+        if (config.driverInvoked())
+        {
+            agents.add(new DriverInvokerAgent(verbus));
         }
 
         if (config.dedicatedThreads())

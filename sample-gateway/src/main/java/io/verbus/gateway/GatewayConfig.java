@@ -92,8 +92,11 @@ public final class GatewayConfig
     private int positionLimit = POSITION_LIMIT_DEFAULT;
     private int fillPercent = FILL_PERCENT_DEFAULT;
     private long seed = 20261129L;
-    private String idleStrategy = IdleStrategies.BACKOFF;
+    /** Null until --idle or --busy-spin: then {@link #idleStrategy()} chooses for the host. */
+    private String idleStrategy;
     private String driverIdleStrategy;
+    /** CPUs the host needs before the demo spins by default: one per process (strategy; feed + orders). */
+    static final int AUTO_SPIN_MIN_CPUS = 2;
     private boolean dedicatedThreads;
     private int partsCpu = Affinity.NO_CPU;
     private int feedCpu = Affinity.NO_CPU;
@@ -238,7 +241,7 @@ public final class GatewayConfig
         final int spinning = spinningThreads();
         if (spinning > cores)
         {
-            throw new IllegalArgumentException("--idle " + idleStrategy + " with --threads " +
+            throw new IllegalArgumentException("--idle " + idleStrategy() + " with --threads " +
                 (dedicatedThreads ? "dedicated" : "shared") + " would busy-spin " + spinning +
                 " threads on " + cores + " cores, which starves them all: use --threads shared, " +
                 "--driver-idle backoff or --idle backoff");
@@ -258,8 +261,8 @@ public final class GatewayConfig
         // With --launch processes the child runs the feed and order gateway on its own thread(s) and driver.
         final int processes = launchesProcesses() ? 2 : 1;
         final int partThreads = dedicatedThreads ? parts.size() : processes;
-        final int partsSpinning = isSpinning(idleStrategy) ? partThreads : 0;
-        final int driverSpinning = isSpinning(driverIdleStrategy()) ? processes : 0;
+        final int partsSpinning = isSpinning(idleStrategy()) ? partThreads : 0;
+        final int driverSpinning = !driverInvoked() && isSpinning(driverIdleStrategy()) ? processes : 0;
         return partsSpinning + driverSpinning;
     }
 
@@ -574,9 +577,12 @@ public final class GatewayConfig
               --position-limit N   gateway rejects orders that would take |position| beyond this (default 400)
               --fill-percent P     share of accepted orders the gateway fills; the rest are acked (default 70)
             Threads:
-              --idle NAME          idle strategy of the parts: backoff (default), sleeping, yielding, busy-spin, noop
+              --idle NAME          idle strategy of the parts: backoff, sleeping, yielding, busy-spin, noop (default:
+                                   busy-spin on a host with 2+ CPUs, one spinning thread per process, else backoff)
               --busy-spin          same as --idle busy-spin (the low-latency preset; needs a free core per spinner)
-              --driver-idle NAME   idle strategy of the Verbus driver agents (default: backoff)
+                                   With shared threads and a spinning idle strategy the driver runs on the parts'
+                                   thread (invoker mode): one spinning thread per process, no driver thread.
+              --driver-idle NAME   idle strategy of the Verbus driver threads when not invoked (default: backoff)
               --threads MODE       shared: the parts take turns on one thread (default); dedicated: one each
               --parts-cpu N        pin the shared parts thread to CPU N
               --feed-cpu N, --strategy-cpu N, --orders-cpu N   pin dedicated part threads
@@ -687,10 +693,34 @@ public final class GatewayConfig
         return seed;
     }
 
-    /** @return idle strategy name of the parts. */
+    /**
+     * @return idle strategy name of the parts: the flag, else busy-spin where the host has a CPU for each of the
+     * demo's two processes ({@link #AUTO_SPIN_MIN_CPUS}), else backoff.
+     */
     public String idleStrategy()
     {
-        return idleStrategy;
+        if (null != idleStrategy)
+        {
+            return idleStrategy;
+        }
+        return isIdleChosenForTheHost() && Runtime.getRuntime().availableProcessors() >= AUTO_SPIN_MIN_CPUS ?
+            IdleStrategies.BUSY_SPIN : IdleStrategies.BACKOFF;
+    }
+
+    /** @return true when neither --idle nor --busy-spin was given, so the idle strategy follows the host. */
+    public boolean isIdleChosenForTheHost()
+    {
+        return null == idleStrategy;
+    }
+
+    /**
+     * @return true when the parts share one spinning thread per process: the driver's agents then run on that same
+     * thread ({@code ThreadingMode.INVOKER}), so each process has exactly one spinning thread and no driver thread
+     * competes with it for a core.
+     */
+    public boolean driverInvoked()
+    {
+        return !dedicatedThreads && isSpinning(idleStrategy());
     }
 
     /** @return idle strategy name of the driver agents: the flag, else backoff. */

@@ -30,6 +30,19 @@ public final class GatewayRun
     /** Precision of the histograms. */
     public static final int SIGNIFICANT_DIGITS = 3;
 
+    /** @return how the parts and the driver run, and why, as the report prints it beside tick-to-trade. */
+    static String describeThreads(final GatewayConfig config)
+    {
+        final String parts = config.dedicatedThreads() ? "one thread per part" : "the parts share one thread";
+        final String idle = "idle " + config.idleStrategy() + (config.isIdleChosenForTheHost() ?
+            " (chosen for this host: " + Runtime.getRuntime().availableProcessors() + " CPUs; --idle backoff to " +
+            "override)" : "");
+        final String driver = config.driverInvoked() ?
+            "driver invoked on the parts' thread (invoker mode: one spinning thread per process)" :
+            "driver on its own thread, idle " + config.driverIdleStrategy();
+        return parts + ", " + idle + ", " + driver;
+    }
+
     private static final long SAMPLE_INTERVAL_NS = TimeUnit.SECONDS.toNanos(1);
     private static final long POLL_SLEEP_MS = 20;
     private static final long DRAIN_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(5);
@@ -97,9 +110,7 @@ public final class GatewayRun
         out.printf(Locale.ROOT, "  market: %d instruments, depth %d, %,d msgs/s, bursts up to %d; run %s " +
             "(warm-up %s)%n", config.instruments(), config.depth(), config.ratePerSecond(), config.maxBurst(),
             GatewayConfig.formatSeconds(config.durationNs()), GatewayConfig.formatSeconds(config.warmupNs()));
-        out.printf(Locale.ROOT, "  threads: %s, idle %s, driver idle %s; Verbus dir %s%n",
-            config.dedicatedThreads() ? "one per part" : "parts share one", config.idleStrategy(),
-            config.driverIdleStrategy(), config.verbusDir());
+        out.printf(Locale.ROOT, "  threads: %s; Verbus dir %s%n", describeThreads(config), config.verbusDir());
 
         final boolean measuring = config.runs(Part.STRATEGY);
         final Recorder recorder = new Recorder(HIGHEST_TRACKABLE_NS, SIGNIFICANT_DIGITS);
@@ -297,7 +308,7 @@ public final class GatewayRun
         final Histogram total = result.tickToTrade();
         out.print(PercentileTable.format(
             "Tick-to-trade (feed publish -> execution report received), after warm-up; channels: " +
-            config.describeChannels(), total));
+            config.describeChannels() + "; threads: " + describeThreads(config), total));
 
         if (total.getTotalCount() > 0)
         {

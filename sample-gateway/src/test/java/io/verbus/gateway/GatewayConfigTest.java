@@ -15,18 +15,38 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class GatewayConfigTest
 {
     @Test
-    void shouldDefaultToSeparateProcessesOverRdmaShmWithBackoffIdling()
+    void shouldDefaultToSeparateProcessesOverRdmaShmWithOneSpinningThreadPerProcessWhereTheHostHasTheCpus()
     {
         final GatewayConfig config = GatewayConfig.parse();
         assertTrue(config.launchesProcesses());
         assertEquals(GatewayConfig.Transport.RDMA, config.transport());
         assertEquals("rdma:endpoint=0.0.0.0:40501|provider=shm",
             config.channel(GatewayConfig.MARKET_DATA_STREAM_ID, true));
-        assertEquals("backoff", config.idleStrategy());
-        assertEquals("backoff", config.driverIdleStrategy());
+        assertTrue(config.isIdleChosenForTheHost());
         assertFalse(config.dedicatedThreads());
-        assertEquals(0, config.spinningThreads());
+        if (Runtime.getRuntime().availableProcessors() >= GatewayConfig.AUTO_SPIN_MIN_CPUS)
+        {
+            assertEquals("busy-spin", config.idleStrategy());
+            assertTrue(config.driverInvoked(), "the driver runs on the parts' thread: no second spinner");
+            assertEquals(2, config.spinningThreads(), "one per process");
+        }
+        else
+        {
+            assertEquals("backoff", config.idleStrategy());
+            assertFalse(config.driverInvoked());
+            assertEquals(0, config.spinningThreads());
+        }
         assertTrue(config.durationNs() < TimeUnit.MINUTES.toNanos(1), "the demo ends within a minute");
+    }
+
+    @Test
+    void shouldKeepBackoffAndADriverThreadWhenAskedFor()
+    {
+        final GatewayConfig config = GatewayConfig.parse("--idle", "backoff");
+        assertFalse(config.isIdleChosenForTheHost());
+        assertEquals("backoff", config.idleStrategy());
+        assertFalse(config.driverInvoked());
+        assertEquals(0, config.spinningThreads());
     }
 
     @Test
@@ -50,7 +70,8 @@ class GatewayConfigTest
         assertEquals(50_000, config.ratePerSecond());
         assertEquals(16, config.instruments());
         assertEquals("busy-spin", config.idleStrategy());
-        assertEquals(2, config.spinningThreads(), "one parts thread in each of the two processes; drivers back off");
+        assertEquals(2, config.spinningThreads(), "one parts thread in each of the two processes; drivers invoked");
+        assertTrue(config.driverInvoked());
         assertEquals(1, GatewayConfig.parse("--busy-spin", "--launch", "single").spinningThreads());
     }
 
