@@ -50,7 +50,8 @@ public final class BenchMain
         }
 
         VERBUS_LOGGER.setLevel(Level.WARNING);
-        final BenchReport report = new BenchRun(options, RunSettings.from(options), System.err).run(Contenders.all());
+        final RunSettings settings = RunSettings.from(options);
+        final BenchReport report = new BenchRun(options, settings, System.err).run(Contenders.all(settings.pongerCpu()));
         System.out.println();
         System.out.print(ResultTable.render(report));
         write(report, options, System.out);

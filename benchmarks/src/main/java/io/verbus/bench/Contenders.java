@@ -1,6 +1,7 @@
 package io.verbus.bench;
 
 import io.verbus.bench.contender.AeronContender;
+import io.verbus.bench.contender.CrossProcessContender;
 import io.verbus.bench.contender.FloorContender;
 import io.verbus.bench.contender.TcpBusyPollContender;
 import io.verbus.bench.contender.TcpSocketContender;
@@ -18,7 +19,11 @@ public final class Contenders
     {
     }
 
-    public static List<Contender> all()
+    /**
+     * @param childCpu CPU the child process of a cross-process contender pins its thread to (the ponger's), or -1.
+     * @return every contender in table order.
+     */
+    public static List<Contender> all(final int childCpu)
     {
         return List.of(
             new FloorContender(),
@@ -31,6 +36,9 @@ public final class Contenders
             new VerbusContender(VerbusContender.Variant.RDMA_SHM_DIRECT),
             new VerbusContender(VerbusContender.Variant.RDMA_SHM_AGENT),
             new VerbusContender(VerbusContender.Variant.RDMA_TCP),
-            new VerbusContender(VerbusContender.Variant.RDMA_VERBS));
+            new VerbusContender(VerbusContender.Variant.RDMA_VERBS),
+            new CrossProcessContender(CrossProcessContender.Kind.AERON_IPC, childCpu),
+            new CrossProcessContender(CrossProcessContender.Kind.VERBUS_RDMA_SHM_DIRECT, childCpu),
+            new CrossProcessContender(CrossProcessContender.Kind.VERBUS_RDMA_SHM_AGENT, childCpu));
     }
 }

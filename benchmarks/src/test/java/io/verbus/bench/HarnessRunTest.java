@@ -7,6 +7,7 @@ import io.verbus.bench.contender.FloorContender;
 import io.verbus.bench.contender.NotRunContender;
 import io.verbus.bench.contender.TcpBusyPollContender;
 import io.verbus.bench.contender.TcpSocketContender;
+import io.verbus.bench.contender.CrossProcessContender;
 import io.verbus.bench.contender.VerbusContender;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.junit.jupiter.api.Test;
@@ -120,6 +121,24 @@ class HarnessRunTest
             assertEquals(latency.messages(), latency.histogram().getTotalCount());
             assertTrue(throughput.ok(), variant + " " + throughput.statusText());
             assertTrue(throughput.messages() > 0, variant + " messages");
+        }
+    }
+
+    @Test
+    void shouldPingPongAndStreamBetweenTwoProcessesOverAeronIpcAndTheRdmaMediaOverShm()
+    {
+        final BenchRun run = run("--sizes", "32", "--throughput-sizes", "1024");
+
+        for (final CrossProcessContender.Kind kind : CrossProcessContender.Kind.values())
+        {
+            final CrossProcessContender contender = new CrossProcessContender(kind, -1);
+            final BenchResult latency = run.latency(contender).getFirst();
+            final BenchResult throughput = run.throughput(contender).getFirst();
+
+            assertTrue(latency.ok(), kind + " " + latency.statusText());
+            assertEquals(latency.messages(), latency.histogram().getTotalCount(), "every echo was checked");
+            assertTrue(throughput.ok(), kind + " " + throughput.statusText());
+            assertTrue(throughput.messages() > 0, kind + " messages counted by the child");
         }
     }
 

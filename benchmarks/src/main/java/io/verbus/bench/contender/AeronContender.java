@@ -276,7 +276,8 @@ public final class AeronContender implements Contender
         }
     }
 
-    private static final class AeronPinger implements Pinger
+    /** Pings and waits for the echo; runs the invoked driver while idle when there is one (invoker may be null). */
+    static final class AeronPinger implements Pinger
     {
         private final DutyCycle invoker;
         private final Publication publication;
@@ -306,7 +307,10 @@ public final class AeronContender implements Contender
             final long result = publication.offer(ping, 0, length);
             if (result < 0)
             {
-                invoker.invoke();
+                if (null != invoker)
+                {
+                    invoker.invoke();
+                }
                 return false;
             }
             return true;
@@ -321,7 +325,7 @@ public final class AeronContender implements Contender
                 echoedSequence = -1;
                 return true;
             }
-            if (++emptyPolls >= pollsPerInvoke)
+            if (null != invoker && ++emptyPolls >= pollsPerInvoke)
             {
                 emptyPolls = 0;
                 invoker.invoke();

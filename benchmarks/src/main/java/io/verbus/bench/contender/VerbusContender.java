@@ -391,7 +391,7 @@ public final class VerbusContender implements Contender
         }
     }
 
-    private static final class VerbusPinger implements Pinger
+    static final class VerbusPinger implements Pinger
     {
         private final Verbus verbus;
         private final Publication publication;
