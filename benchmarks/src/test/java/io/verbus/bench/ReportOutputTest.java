@@ -1,5 +1,6 @@
 package io.verbus.bench;
 
+import io.verbus.tools.SvgPercentilePlot;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -5,7 +5,7 @@ import io.verbus.gateway.feed.FeedHandler;
 import io.verbus.gateway.orders.OrderGateway;
 import io.verbus.gateway.report.HistogramFiles;
 import io.verbus.gateway.report.PercentileTable;
-import io.verbus.gateway.report.SvgPercentilePlot;
+import io.verbus.tools.SvgPercentilePlot;
 import io.verbus.gateway.strategy.Strategy;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
@@ -13,6 +13,7 @@ import org.HdrHistogram.Recorder;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -314,8 +315,10 @@ public final class GatewayRun
         {
             final Path hgrm = files.writePercentileDistribution(total);
             final Path svg = files.directory().resolve(HistogramFiles.SVG_FILE);
-            SvgPercentilePlot.write(total, "Verbus gateway tick-to-trade",
-                String.format(Locale.ROOT, "%,d orders, %s", total.getTotalCount(), config.describeChannels()), svg);
+            java.nio.file.Files.writeString(svg, SvgPercentilePlot.render("Verbus gateway tick-to-trade",
+                List.of(new SvgPercentilePlot.Panel(String.format(Locale.ROOT, "%,d orders, %s",
+                    total.getTotalCount(), config.describeChannels()),
+                    List.of(new SvgPercentilePlot.Series("tick-to-trade", total))))));
             out.println();
             out.println("Files:");
             out.println("  " + hgrm.toAbsolutePath() + "   (percentile distribution, us)");

@@ -1,5 +1,7 @@
 package io.verbus.tuning;
 
+import io.verbus.fabric.PortPreference;
+
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -48,38 +50,31 @@ public final class RdmaInventory
     }
 
     /**
-     * The port Verbus's verbs provider picks: an active hardware InfiniBand port first (lossless, lowest latency),
-     * then an active hardware RoCE v2 port, then an active software port.
+     * The port Verbus's verbs provider picks, by the same rule it uses ({@link PortPreference}): hardware before
+     * software, InfiniBand before RoCE v2, then the largest MTU.
      *
-     * @return the preferred active port, or empty when no port is active.
+     * @return the preferred usable port, or empty when none is.
      */
     public Optional<RdmaPort> preferredPort()
     {
-        RdmaPort roce = null;
-        RdmaPort soft = null;
+        RdmaPort best = null;
+        PortPreference.Candidate bestCandidate = null;
         for (final RdmaDevice device : devices)
         {
             for (final RdmaPort port : device.ports())
             {
-                if (!port.isActive())
+                final PortPreference.Candidate candidate = new PortPreference.Candidate(device.name(), device.soft(),
+                    port.number(), port.isActive(), port.isInfiniBand(),
+                    port.isEthernet() && !port.roceV2GidIndexes().isEmpty(), port.activeMtu().orElse(0));
+                if (candidate.isUsable() &&
+                    (null == bestCandidate || PortPreference.BEST_FIRST.compare(candidate, bestCandidate) < 0))
                 {
-                    continue;
-                }
-                if (device.soft())
-                {
-                    soft = null == soft ? port : soft;
-                }
-                else if (port.isInfiniBand())
-                {
-                    return Optional.of(port);
-                }
-                else if (port.isEthernet() && !port.roceV2GidIndexes().isEmpty())
-                {
-                    roce = null == roce ? port : roce;
+                    best = port;
+                    bestCandidate = candidate;
                 }
             }
         }
-        return Optional.ofNullable(null != roce ? roce : soft);
+        return Optional.ofNullable(best);
     }
 
     public RdmaDevice deviceOf(final RdmaPort port)
@@ -114,7 +109,7 @@ public final class RdmaInventory
         final Optional<String> pciAddress = hasPciDevice ? fs.linkTargetName(dir + "/device") : Optional.empty();
         final Optional<String> driver = hasPciDevice ? fs.linkTargetName(dir + "/device/driver") : Optional.empty();
         // rxe and siw attach to a netdev (sysfs "parent") instead of owning a PCI function.
-        final boolean soft = name.startsWith("rxe") || name.startsWith("siw") ||
+        final boolean soft = PortPreference.isSoftwareDevice(name) ||
             (!hasPciDevice && fs.exists(dir + "/parent"));
         final int numaNode = fs.read(dir + "/device/numa_node").map(RdmaInventory::parseIntOrMinusOne).orElse(-1);
         final Optional<String> parent = fs.read(dir + "/parent").filter((value) -> !value.isEmpty());

@@ -5,21 +5,15 @@ import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramLogReader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.w3c.dom.Document;
-import org.w3c.dom.Element;
-import org.w3c.dom.NodeList;
 
-import javax.xml.parsers.DocumentBuilderFactory;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ReportFilesTest
@@ -38,68 +32,6 @@ class ReportFilesTest
             histogram.recordValue(ns);
         }
         return histogram;
-    }
-
-    @Test
-    void shouldWriteAWellFormedSvgWithALogPercentileAxisAndOneLatencyCurve() throws Exception
-    {
-        final Histogram histogram = latencies(100_000);
-        final Path svg = dir.resolve(HistogramFiles.SVG_FILE);
-        SvgPercentilePlot.write(histogram, "title <&>", "ipc", svg);
-
-        final Document document = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(svg.toFile());
-        final Element root = document.getDocumentElement();
-        assertEquals("svg", root.getTagName());
-        assertEquals("http://www.w3.org/2000/svg", root.getAttribute("xmlns"));
-        assertEquals(0, document.getElementsByTagName("script").getLength());
-
-        final NodeList polylines = document.getElementsByTagName("polyline");
-        assertEquals(1, polylines.getLength());
-        final String[] points = ((Element)polylines.item(0)).getAttribute("points").trim().split(" ");
-        assertTrue(points.length > 20, "points: " + points.length);
-        double lastX = -1;
-        double lastY = Double.MAX_VALUE;
-        for (final String point : points)
-        {
-            final String[] xy = point.split(",");
-            final double x = Double.parseDouble(xy[0]);
-            final double y = Double.parseDouble(xy[1]);
-            assertTrue(x >= lastX, "x never goes back");
-            assertTrue(y <= lastY + 1e-9, "latency never falls as the percentile rises (y grows downwards)");
-            assertTrue(x >= SvgPercentilePlot.LEFT && x <= SvgPercentilePlot.WIDTH - SvgPercentilePlot.RIGHT);
-            assertTrue(y >= SvgPercentilePlot.TOP && y <= SvgPercentilePlot.HEIGHT - SvgPercentilePlot.BOTTOM);
-            lastX = x;
-            lastY = y;
-        }
-
-        final List<String> labels = new ArrayList<>();
-        final NodeList texts = document.getElementsByTagName("text");
-        for (int i = 0; i < texts.getLength(); i++)
-        {
-            labels.add(texts.item(i).getTextContent());
-        }
-        for (final String expected : new String[]{ "0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "Percentile",
-            "Latency (us)", "title <&>" })
-        {
-            assertTrue(labels.contains(expected), expected + " in " + labels);
-        }
-        final String p99 = String.format(java.util.Locale.ROOT, "p99     %10.2f us",
-            histogram.getValueAtPercentile(99) / 1000.0);
-        assertTrue(labels.contains(p99), "legend line '" + p99 + "' in " + labels);
-    }
-
-    @Test
-    void shouldPlaceNinesEquallyOnThePercentileAxis()
-    {
-        assertEquals(0.0, SvgPercentilePlot.xOf(0, 5), 1e-9);
-        assertEquals(1.0, SvgPercentilePlot.xOf(90, 5), 1e-9);
-        assertEquals(2.0, SvgPercentilePlot.xOf(99, 5), 1e-9);
-        assertEquals(3.0, SvgPercentilePlot.xOf(99.9, 5), 1e-9);
-        assertEquals(5.0, SvgPercentilePlot.xOf(100, 5), 1e-9);
-        assertEquals(50.0, SvgPercentilePlot.niceCeiling(41.3), 1e-9);
-        assertEquals(2.0, SvgPercentilePlot.niceCeiling(1.01), 1e-9);
-        assertThrows(IllegalArgumentException.class,
-            () -> SvgPercentilePlot.render(new Histogram(3), "empty", ""));
     }
 
     @Test

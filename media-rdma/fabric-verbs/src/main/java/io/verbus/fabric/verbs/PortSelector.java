@@ -1,5 +1,7 @@
 package io.verbus.fabric.verbs;
 
+import io.verbus.fabric.PortPreference;
+
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -148,7 +150,7 @@ public final class PortSelector
         usable.sort(PREFERENCE);
         final PortChoice best = usable.getFirst();
         final String explanation = best.explanation() + " (" + usable.size() + " usable of " + ports.size() +
-            " port(s); InfiniBand preferred, then RoCE v2, then the largest MTU)";
+            " port(s); " + PortPreference.DESCRIPTION + ")";
         return new PortChoice(best.port(), best.gidIndex(), best.gid(), explanation);
     }
 
@@ -184,12 +186,16 @@ public final class PortSelector
         return reasons.toString();
     }
 
-    /** Rank of a choice, smaller is better, used by {@link #deviceOrder}. */
-    static final Comparator<PortChoice> PREFERENCE = Comparator
-        .comparingInt((PortChoice choice) -> choice.isInfiniBand() ? 0 : 1)
-        .thenComparing(Comparator.comparingInt((PortChoice choice) -> choice.port().activeMtuBytes()).reversed())
-        .thenComparing(choice -> choice.port().deviceName())
-        .thenComparingInt(choice -> choice.port().portNumber());
+    /** Rank of a choice, smaller is better: the shared {@link PortPreference} rule. */
+    static final Comparator<PortChoice> PREFERENCE = Comparator.comparing(
+        (PortChoice choice) -> candidate(choice.port()), PortPreference.BEST_FIRST);
+
+    private static PortPreference.Candidate candidate(final PortInfo port)
+    {
+        return new PortPreference.Candidate(port.deviceName(), PortPreference.isSoftwareDevice(port.deviceName()),
+            port.portNumber(), port.state() == IBV_PORT_ACTIVE, port.linkLayer() == IBV_LINK_LAYER_INFINIBAND,
+            port.linkLayer() == IBV_LINK_LAYER_ETHERNET, port.activeMtuBytes());
+    }
 
     /**
      * @param port              one port.

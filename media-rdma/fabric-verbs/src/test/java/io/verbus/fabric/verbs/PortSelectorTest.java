@@ -39,6 +39,20 @@ class PortSelectorTest
     }
 
     @Test
+    void shouldPreferAHardwareRocePortOverSoftRoceWhateverTheMtu()
+    {
+        final PortSelector.PortInfo rxe = ethernet("rxe0", 1, IBV_PORT_ACTIVE, 4096,
+            new PortSelector.GidInfo(1, IPV4_A, IBV_GID_TYPE_ROCE_V2));
+        final PortSelector.PortInfo hardware = ethernet("mlx5_0", 1, IBV_PORT_ACTIVE, 1024,
+            new PortSelector.GidInfo(3, IPV4_B, IBV_GID_TYPE_ROCE_V2));
+
+        final PortSelector.PortChoice choice = PortSelector.choose(List.of(rxe, hardware), null);
+
+        assertEquals("mlx5_0", choice.port().deviceName(), "the same rule as ./verbus tune's report");
+        assertTrue(choice.explanation().contains("hardware before software"), choice.explanation());
+    }
+
+    @Test
     void shouldIgnorePortsThatAreNotActive()
     {
         final PortSelector.PortInfo downIb = infiniBand("mlx5_1", 1, IBV_PORT_DOWN, 4096, 7);

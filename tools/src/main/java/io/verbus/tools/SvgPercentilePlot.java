@@ -1,4 +1,4 @@
-package io.verbus.bench;
+package io.verbus.tools;
 
 import org.HdrHistogram.Histogram;
 
@@ -136,7 +136,7 @@ public final class SvgPercentilePlot
             final double legendY = PLOT_TOP + 10 + colour * 18;
             line(svg, LEGEND_LEFT, legendY, LEGEND_LEFT + 24, legendY, stroke);
             text(svg, LEGEND_LEFT + 30, legendY + 4, "start", 11, s.name() + "  p50 " +
-                ResultTable.micros(histogram.getValueAtPercentile(50)) + " us");
+                String.format(Locale.ROOT, "%.2f", histogram.getValueAtPercentile(50) / 1000.0) + " us");
             colour++;
         }
         svg.append("</g>\n");
