@@ -246,6 +246,12 @@ final class SubscriberControl implements AutoCloseable
         throws HandshakeException
     {
         HandshakeValidator.validateTermLength("CHALLENGE.termLength", publication.termLength());
+        if (params.isSessionIdSet() && publication.sessionId() != params.sessionId())
+        {
+            // Aeron's session-specific subscription: any other session is refused before anything is registered.
+            throw new HandshakeException(HandshakeException.Reason.SESSION_MISMATCH, "the publication's session is " +
+                publication.sessionId() + " but this subscription is for session-id=" + params.sessionId());
+        }
         final FabricEndpoint endpoint = endpointFor(publication.providerId());
         MemorySegment ring = null;
         MemoryRegion ringRegion = null;
