@@ -100,6 +100,7 @@ public final class GatewayRun
         out.printf(Locale.ROOT, "  threads: %s, idle %s, driver idle %s; Verbus dir %s%n",
             config.dedicatedThreads() ? "one per part" : "parts share one", config.idleStrategy(),
             config.driverIdleStrategy(), config.verbusDir());
+        out.printf(Locale.ROOT, "  live counters, from another shell: ./verbus stat --dir %s%n", config.verbusDir());
 
         final boolean measuring = config.runs(Part.STRATEGY);
         final Recorder recorder = new Recorder(HIGHEST_TRACKABLE_NS, SIGNIFICANT_DIGITS);
