@@ -37,8 +37,14 @@ public final class ChannelUri
     /** How far a publisher may run ahead of its slowest subscriber in bytes; suffixes k, m, g. */
     public static final String WINDOW_KEY = "window";
 
+    /**
+     * Aeron's {@code session-id}: on a subscription, only the publication with this session id becomes an image
+     * (a session-specific subscription); on a publication, the session id it takes (unique per stream).
+     */
+    public static final String SESSION_ID_KEY = "session-id";
+
     /** Keys every Verbus (non-Aeron) scheme accepts. */
-    public static final Set<String> COMMON_KEYS = Set.of(TERM_LENGTH_KEY, MTU_KEY, WINDOW_KEY);
+    public static final Set<String> COMMON_KEYS = Set.of(TERM_LENGTH_KEY, MTU_KEY, WINDOW_KEY, SESSION_ID_KEY);
 
     /** Smallest term length accepted, 64 KiB. */
     public static final int TERM_MIN_LENGTH = 64 * 1024;
@@ -243,6 +249,31 @@ public final class ChannelUri
                 FrameDescriptor.FRAME_ALIGNMENT + " bytes to half the term length (" + maxWindow + ")");
         }
         return (int)window;
+    }
+
+    /** @return true when the channel names a {@code session-id}. */
+    public boolean hasSessionId()
+    {
+        return params.containsKey(SESSION_ID_KEY);
+    }
+
+    /**
+     * @return the {@code session-id} value.
+     * @throws IllegalArgumentException naming the key when it is absent or not an integer.
+     */
+    public int sessionId()
+    {
+        if (!hasSessionId())
+        {
+            throw new IllegalArgumentException("channel '" + channel + "' has no " + SESSION_ID_KEY);
+        }
+        return intValue(SESSION_ID_KEY, 0);
+    }
+
+    /** @return true when the channel has no {@code session-id} or names this one. */
+    public boolean matchesSession(final int sessionId)
+    {
+        return !hasSessionId() || sessionId() == sessionId;
     }
 
     /**

@@ -1,7 +1,10 @@
 package io.verbus;
 
+import io.aeron.logbuffer.BlockHandler;
 import io.aeron.logbuffer.ControlledFragmentHandler;
 import io.aeron.logbuffer.FragmentHandler;
+import io.aeron.logbuffer.RawBlockHandler;
+import io.aeron.status.ChannelEndpointStatus;
 import io.verbus.log.LogImage;
 
 import java.util.Arrays;
@@ -43,7 +46,7 @@ final class NativeSubscription implements Subscription
         this.closeHandler = closeHandler;
     }
 
-    long registrationId()
+    public long registrationId()
     {
         return registrationId;
     }
@@ -99,6 +102,49 @@ final class NativeSubscription implements Subscription
         }
 
         return fragmentsRead;
+    }
+
+    public long blockPoll(final BlockHandler blockHandler, final int blockLengthLimit)
+    {
+        long bytesConsumed = 0;
+        for (final LogImage image : images)
+        {
+            bytesConsumed += image.blockPoll(blockHandler, blockLengthLimit);
+        }
+        return bytesConsumed;
+    }
+
+    public long rawPoll(final RawBlockHandler rawBlockHandler, final int blockLengthLimit)
+    {
+        long bytesConsumed = 0;
+        for (final LogImage image : images)
+        {
+            bytesConsumed += image.rawPoll(rawBlockHandler, blockLengthLimit);
+        }
+        return bytesConsumed;
+    }
+
+    public Image imageAtIndex(final int index)
+    {
+        return images[index];
+    }
+
+    public void forEachImage(final Consumer<Image> consumer)
+    {
+        for (final LogImage image : images)
+        {
+            consumer.accept(image);
+        }
+    }
+
+    public boolean hasNoImages()
+    {
+        return 0 == images.length;
+    }
+
+    public long channelStatus()
+    {
+        return isClosed ? ChannelEndpointStatus.NO_ID_ALLOCATED : ChannelEndpointStatus.ACTIVE;
     }
 
     public List<Image> images()

@@ -56,6 +56,13 @@ final class VerbusDriver implements AutoCloseable
 {
     private static final System.Logger LOGGER = System.getLogger(Verbus.class.getName());
 
+    /**
+     * Registration ids of native publications and subscriptions count up from here, far above the correlation ids the
+     * embedded Aeron client counts up from 0, so the ids of {@code aeron:} and native resources never collide (one id
+     * space serves {@code Verbus.asyncAdd*}).
+     */
+    static final long FIRST_REGISTRATION_ID = 1L << 32;
+
     /** The counters manager itself: media synchronise on it to allocate counters from their agents. */
     private final Object lock;
     private final Verbus.Context context;
@@ -79,7 +86,7 @@ final class VerbusDriver implements AutoCloseable
     private final Map<NativeLog, Runnable> logResources = new IdentityHashMap<>();
     private volatile EmbeddedAeron embeddedAeron;
     private int nextSessionId = ThreadLocalRandom.current().nextInt();
-    private long nextRegistrationId = 1;
+    private long nextRegistrationId = FIRST_REGISTRATION_ID;
     private volatile boolean isClosed;
 
     VerbusDriver(final Verbus.Context context)
@@ -164,6 +171,7 @@ final class VerbusDriver implements AutoCloseable
         final int termLength = uri.termLength(context.termLength());
         final int mtu = uri.mtu(context.mtuLength());
         final int window = uri.window(termLength);
+        final Integer requestedSessionId = uri.hasSessionId() ? uri.sessionId() : null;
 
         synchronized (lock)
         {
@@ -174,7 +182,8 @@ final class VerbusDriver implements AutoCloseable
                 countersNeeded += null == factory && subscription.streamId() == streamId ? 1 : 0;
             }
             ensureCountersAvailable(countersNeeded);
-            final int sessionId = nextSessionId++;
+            final int sessionId = null == requestedSessionId ?
+                nextFreeSessionId(streamId) : checkSessionIdFree(requestedSessionId, streamId, channel);
             final long registrationId = nextRegistrationId++;
             final String label = uri.scheme() + " stream=" + streamId + " session=" + sessionId;
             final LogBuffers logBuffers = LogBuffers.map(
@@ -198,7 +207,7 @@ final class VerbusDriver implements AutoCloseable
                 allocated.add(backPressure);
 
                 final PublicationLog publicationLog =
-                    new PublicationLog(logBuffers, sessionId, streamId, publisherLimit);
+                    new PublicationLog(logBuffers, sessionId, streamId, publisherLimit, registrationId);
                 final NativeLog nativeLog =
                     new NativeLog(registrationId, null == factory, publicationLog, publisherPosition, window);
                 final Runnable releaseLog = () ->
@@ -276,6 +285,7 @@ final class VerbusDriver implements AutoCloseable
         uri.validateKeys(null == factory ? Set.of() : factory.supportedKeys());
         uri.window(uri.termLength(context.termLength()));
         uri.mtu(context.mtuLength());
+        uri.matchesSession(0); // checks a session-id value before anything is allocated
 
         synchronized (lock)
         {
@@ -317,6 +327,40 @@ final class VerbusDriver implements AutoCloseable
         }
     }
 
+    /** @return the next session id no open publication of the stream has. Under the lock. */
+    private int nextFreeSessionId(final int streamId)
+    {
+        int sessionId = nextSessionId++;
+        while (isSessionIdInUse(sessionId, streamId))
+        {
+            sessionId = nextSessionId++;
+        }
+        return sessionId;
+    }
+
+    /** @return the session id a channel asked for, when no open publication of the stream has it. Under the lock. */
+    private int checkSessionIdFree(final int sessionId, final int streamId, final String channel)
+    {
+        if (isSessionIdInUse(sessionId, streamId))
+        {
+            throw new IllegalArgumentException("session-id=" + sessionId + " in channel '" + channel +
+                "' is already used by an open publication of stream " + streamId);
+        }
+        return sessionId;
+    }
+
+    private boolean isSessionIdInUse(final int sessionId, final int streamId)
+    {
+        for (final LogPublication publication : publications)
+        {
+            if (publication.sessionId() == sessionId && publication.streamId() == streamId)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private MediaFactory mediaFactory(final ChannelUri uri)
     {
         final MediaFactory factory = mediaFactories.get(uri.scheme());
@@ -332,20 +376,28 @@ final class VerbusDriver implements AutoCloseable
         return factory;
     }
 
-    /** Creates an image of an ipc log for a subscription, joining at a position. Under the lock. */
+    /**
+     * Creates an image of an ipc log for a subscription, joining at a position, unless the subscription is for
+     * another session (a session-specific subscription). Under the lock.
+     */
     private void attachIpcImage(final NativeLog log, final NativeSubscription subscription, final long joinPosition)
     {
         final PublicationLog publicationLog = log.publicationLog();
         final int sessionId = publicationLog.sessionId();
         final int streamId = publicationLog.streamId();
+        if (!subscription.uri().matchesSession(sessionId))
+        {
+            return;
+        }
         final UnsafeBufferPosition position = newPosition(
             "sub-pos: ipc stream=" + streamId + " session=" + sessionId + " sub=" + subscription.registrationId(),
             CounterTypes.SUBSCRIBER_POSITION_TYPE_ID, sessionId, streamId);
         position.setRelease(joinPosition);
+        final LogBuffers logBuffers = publicationLog.logBuffers();
         final LogImage image = new LogImage(
-            log.registrationId(), sessionId, streamId, publicationLog.initialTermId(),
-            publicationLog.logBuffers().termBuffers(), position, null, "ipc", errorHandler,
-            this::onCorruptImage);
+            subscription, log.registrationId(), sessionId, streamId, publicationLog.initialTermId(),
+            logBuffers.termBuffers(), logBuffers.metaDataBuffer(), 0, logBuffers.fileChannel(), position, null,
+            "ipc", errorHandler, this::onCorruptImage);
         log.addSubscriberPosition(position);
         subscription.addImage(image);
     }
@@ -483,14 +535,23 @@ final class VerbusDriver implements AutoCloseable
                 {
                     throw new IllegalArgumentException("image id " + descriptor.imageId() + " is already available");
                 }
+                if (!subscription.uri().matchesSession(descriptor.sessionId()))
+                {
+                    // A media should not offer it (rdma refuses it in the handshake); refusing here keeps it out.
+                    throw new IllegalArgumentException("image session " + descriptor.sessionId() + " refused: " +
+                        "subscription '" + subscription.channel() + "' is for session-id=" +
+                        subscription.uri().sessionId());
+                }
                 final UnsafeBufferPosition position = newPosition(
                     "sub-pos: " + subscription.uri().scheme() + " stream=" + streamId + " session=" +
                     descriptor.sessionId() + " source=" + descriptor.sourceIdentity(),
                     CounterTypes.SUBSCRIBER_POSITION_TYPE_ID, descriptor.sessionId(), streamId);
                 position.setRelease(descriptor.joinPosition());
+                final int mtuLength = 0 != descriptor.mtuLength() ?
+                    descriptor.mtuLength() : subscription.uri().mtu(context.mtuLength());
                 final LogImage image = new LogImage(
-                    descriptor.imageId(), descriptor.sessionId(), streamId, descriptor.initialTermId(),
-                    descriptor.termBuffers(), position, descriptor.bound(),
+                    subscription, descriptor.imageId(), descriptor.sessionId(), streamId, descriptor.initialTermId(),
+                    descriptor.termBuffers(), null, mtuLength, null, position, descriptor.bound(),
                     descriptor.sourceIdentity(), errorHandler, this::onCorrupt);
                 images.put(descriptor.imageId(), image);
                 subscription.addImage(image);
@@ -552,6 +613,40 @@ final class VerbusDriver implements AutoCloseable
             }
         }
         return aeron;
+    }
+
+    /** @return a new registration id, e.g. for an asynchronous add that failed. */
+    long nextRegistrationId()
+    {
+        synchronized (lock)
+        {
+            return nextRegistrationId++;
+        }
+    }
+
+    /** Allocates a user counter, Aeron's {@code addCounter}, with a registration id. */
+    AtomicCounter addCounter(
+        final int typeId,
+        final org.agrona.DirectBuffer keyBuffer,
+        final int keyOffset,
+        final int keyLength,
+        final String label)
+    {
+        if (null != keyBuffer && (keyLength < 0 || keyLength > CountersManager.MAX_KEY_LENGTH))
+        {
+            throw new IllegalArgumentException(
+                "counter key length " + keyLength + " must be from 0 to " + CountersManager.MAX_KEY_LENGTH);
+        }
+        synchronized (lock)
+        {
+            ensureOpen();
+            ensureCountersAvailable(1);
+            final AtomicCounter counter = null == keyBuffer ?
+                countersManager.newCounter(label, typeId) :
+                countersManager.newCounter(label, typeId, (key) -> key.putBytes(0, keyBuffer, keyOffset, keyLength));
+            countersManager.setCounterRegistrationId(counter.id(), nextRegistrationId++);
+            return counter;
+        }
     }
 
     int invoke()

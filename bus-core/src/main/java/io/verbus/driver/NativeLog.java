@@ -127,6 +127,8 @@ public final class NativeLog
     public void close(final long nowNs)
     {
         finalPosition = publicationLog.producerPosition();
+        // Images of the log see their end of stream once they have consumed up to here (Image.isEndOfStream).
+        io.aeron.logbuffer.LogBufferDescriptor.endOfStreamPosition(logBuffers.metaDataBuffer(), finalPosition);
         closedTimeNs = nowNs;
         isClosed = true;
     }

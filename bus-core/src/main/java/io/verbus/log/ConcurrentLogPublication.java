@@ -1,5 +1,7 @@
 package io.verbus.log;
 
+import io.aeron.DirectBufferVector;
+import io.aeron.ReservedValueSupplier;
 import io.aeron.logbuffer.BufferClaim;
 import io.aeron.logbuffer.FrameDescriptor;
 import io.aeron.logbuffer.LogBufferDescriptor;
@@ -114,6 +116,99 @@ public final class ConcurrentLogPublication extends LogPublication
         bufferClaim.wrap(termBuffer, (int)claimedOffset, frameLength);
 
         return termBeginPosition(claimedTermId) + resultingOffset;
+    }
+
+    public long offer(
+        final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,
+        final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo,
+        final ReservedValueSupplier reservedValueSupplier)
+    {
+        checkMessageLength(lengthOne, lengthTwo);
+        if (isClosed)
+        {
+            return CLOSED;
+        }
+
+        final int framedLength = FrameWriter.framedLength(lengthOne + lengthTwo, maxPayloadLength);
+        final long position = claim(framedLength);
+        if (position < 0)
+        {
+            return position;
+        }
+        FrameWriter.writeMessage(termBuffer(position), termOffset(position), maxPayloadLength, sessionId, streamId,
+            termId(position), bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo, reservedValueSupplier);
+        return position + framedLength;
+    }
+
+    public long offer(final DirectBufferVector[] vectors, final ReservedValueSupplier reservedValueSupplier)
+    {
+        final int length = checkVectors(vectors);
+        if (isClosed)
+        {
+            return CLOSED;
+        }
+
+        final int framedLength = FrameWriter.framedLength(length, maxPayloadLength);
+        final long position = claim(framedLength);
+        if (position < 0)
+        {
+            return position;
+        }
+        FrameWriter.writeMessage(termBuffer(position), termOffset(position), maxPayloadLength, sessionId, streamId,
+            termId(position), vectors, length, reservedValueSupplier);
+        return position + framedLength;
+    }
+
+    /**
+     * Claims {@code framedLength} bytes of the active term with one atomic add, as {@code offer} does: the space is
+     * the caller's to write and publish frame by frame.
+     *
+     * @return the stream position where the claimed space starts, or a negative code (nothing to write then).
+     */
+    private long claim(final int framedLength)
+    {
+        final long limit = publisherLimit.getVolatile();
+        final int termCount = LogBufferDescriptor.activeTermCount(metaDataBuffer);
+        final int partitionIndex = LogBufferDescriptor.indexByTermCount(termCount);
+        final int tailCounterOffset = TERM_TAIL_COUNTERS_OFFSET + (partitionIndex * Long.BYTES);
+        final long rawTail = metaDataBuffer.getLongVolatile(tailCounterOffset);
+        final int termId = LogBufferDescriptor.termId(rawTail);
+        if (termCount != termId - initialTermId)
+        {
+            return ADMIN_ACTION;
+        }
+
+        final long position = termBeginPosition(termId) + LogBufferDescriptor.termOffset(rawTail, termLength);
+        if (position >= limit)
+        {
+            return backPressureStatus(position, framedLength);
+        }
+
+        final long claimedRawTail = metaDataBuffer.getAndAddLong(tailCounterOffset, framedLength);
+        final int claimedTermId = LogBufferDescriptor.termId(claimedRawTail);
+        final long claimedOffset = claimedRawTail & 0xFFFF_FFFFL;
+        if (claimedOffset + framedLength > termLength)
+        {
+            return onTermEnd(termBuffers[partitionIndex], claimedTermId, claimedOffset);
+        }
+
+        return termBeginPosition(claimedTermId) + claimedOffset;
+    }
+
+    /** @return the term buffer a claimed position (below the term end) lies in. */
+    private UnsafeBuffer termBuffer(final long position)
+    {
+        return termBuffers[LogBufferDescriptor.indexByPosition(position, positionBitsToShift)];
+    }
+
+    private int termOffset(final long position)
+    {
+        return (int)position & (termLength - 1);
+    }
+
+    private int termId(final long position)
+    {
+        return initialTermId + (int)(position >>> positionBitsToShift);
     }
 
     private long onTermEnd(final UnsafeBuffer termBuffer, final int termId, final long claimedOffset)

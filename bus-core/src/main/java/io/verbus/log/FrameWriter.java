@@ -1,5 +1,7 @@
 package io.verbus.log;
 
+import io.aeron.DirectBufferVector;
+import io.aeron.ReservedValueSupplier;
 import io.aeron.logbuffer.FrameDescriptor;
 import io.aeron.protocol.DataHeaderFlyweight;
 import io.aeron.protocol.HeaderFlyweight;
@@ -135,6 +137,30 @@ public final class FrameWriter
         final int offsetTwo,
         final int lengthTwo)
     {
+        writeMessage(termBuffer, termOffset, maxPayloadLength, sessionId, streamId, termId,
+            bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo, null);
+    }
+
+    /**
+     * As {@link #writeMessage(UnsafeBuffer, int, int, int, int, int, DirectBuffer, int, int, DirectBuffer, int, int)},
+     * and when a supplier is given, each frame's reserved value is what it returns for that frame: called after the
+     * payload is written and before the frame length is published, as Aeron's appenders call it.
+     */
+    public static void writeMessage(
+        final UnsafeBuffer termBuffer,
+        final int termOffset,
+        final int maxPayloadLength,
+        final int sessionId,
+        final int streamId,
+        final int termId,
+        final DirectBuffer bufferOne,
+        final int offsetOne,
+        final int lengthOne,
+        final DirectBuffer bufferTwo,
+        final int offsetTwo,
+        final int lengthTwo,
+        final ReservedValueSupplier reservedValueSupplier)
+    {
         final int messageLength = lengthOne + lengthTwo;
         if (messageLength <= maxPayloadLength)
         {
@@ -142,7 +168,7 @@ public final class FrameWriter
                 sessionId, streamId, termId);
             copyPayload(termBuffer, termOffset + HEADER_LENGTH, bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo,
                 0, messageLength);
-            publishFrameLength(termBuffer, termOffset, messageLength + HEADER_LENGTH);
+            publishFrame(termBuffer, termOffset, messageLength + HEADER_LENGTH, reservedValueSupplier);
             return;
         }
 
@@ -159,12 +185,121 @@ public final class FrameWriter
             writeHeader(termBuffer, frameOffset, flags, HeaderFlyweight.HDR_TYPE_DATA, sessionId, streamId, termId);
             copyPayload(termBuffer, frameOffset + HEADER_LENGTH, bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo,
                 messageOffset, chunkLength);
-            publishFrameLength(termBuffer, frameOffset, chunkLength + HEADER_LENGTH);
+            publishFrame(termBuffer, frameOffset, chunkLength + HEADER_LENGTH, reservedValueSupplier);
 
             frameOffset += align(chunkLength + HEADER_LENGTH);
             messageOffset += chunkLength;
             flags = 0;
         }
+    }
+
+    /**
+     * Writes a message gathered from vectors, as one frame or a run of fragments, into space already claimed
+     * ({@link #framedLength(int, int)} bytes of {@code messageLength}). Each fragment is published as written.
+     *
+     * @param vectors               the message's parts in order, already validated.
+     * @param messageLength         the sum of the vectors' lengths.
+     * @param reservedValueSupplier for each frame's reserved value, or null.
+     */
+    public static void writeMessage(
+        final UnsafeBuffer termBuffer,
+        final int termOffset,
+        final int maxPayloadLength,
+        final int sessionId,
+        final int streamId,
+        final int termId,
+        final DirectBufferVector[] vectors,
+        final int messageLength,
+        final ReservedValueSupplier reservedValueSupplier)
+    {
+        int frameOffset = termOffset;
+        int messageOffset = 0;
+        int vectorIndex = 0;
+        int vectorOffset = 0;
+        byte flags = messageLength <= maxPayloadLength ? FrameDescriptor.UNFRAGMENTED : FrameDescriptor.BEGIN_FRAG_FLAG;
+        do
+        {
+            final int chunkLength = Math.min(maxPayloadLength, messageLength - messageOffset);
+            if (messageOffset + chunkLength == messageLength)
+            {
+                flags |= FrameDescriptor.END_FRAG_FLAG;
+            }
+            writeHeader(termBuffer, frameOffset, flags, HeaderFlyweight.HDR_TYPE_DATA, sessionId, streamId, termId);
+
+            int written = 0;
+            while (written < chunkLength)
+            {
+                final DirectBufferVector vector = vectors[vectorIndex];
+                final int vectorRemaining = vector.length() - vectorOffset;
+                final int count = Math.min(chunkLength - written, vectorRemaining);
+                termBuffer.putBytes(
+                    frameOffset + HEADER_LENGTH + written, vector.buffer(), vector.offset() + vectorOffset, count);
+                written += count;
+                vectorOffset += count;
+                if (count == vectorRemaining)
+                {
+                    vectorIndex++;
+                    vectorOffset = 0;
+                }
+            }
+            publishFrame(termBuffer, frameOffset, chunkLength + HEADER_LENGTH, reservedValueSupplier);
+
+            frameOffset += align(chunkLength + HEADER_LENGTH);
+            messageOffset += chunkLength;
+            flags = 0;
+        }
+        while (messageOffset < messageLength);
+    }
+
+    /**
+     * Writes one padding frame of {@code frameLength} bytes (header included) at {@code termOffset}, which readers
+     * skip, into space already claimed.
+     */
+    public static void writePadding(
+        final UnsafeBuffer termBuffer,
+        final int termOffset,
+        final int frameLength,
+        final int sessionId,
+        final int streamId,
+        final int termId)
+    {
+        writeHeader(termBuffer, termOffset, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_PAD,
+            sessionId, streamId, termId);
+        publishFrameLength(termBuffer, termOffset, frameLength);
+    }
+
+    /**
+     * Copies a block of formatted frames into the term at {@code termOffset}, into space already claimed. The first
+     * frame's header goes last and its first word (length, version, flags, type) with release semantics: until then
+     * a reader sees a zero length there and nothing of the block; after it, every later frame of the block, whose
+     * lengths were stored before it.
+     */
+    public static void writeBlock(
+        final UnsafeBuffer termBuffer,
+        final int termOffset,
+        final DirectBuffer buffer,
+        final int offset,
+        final int length)
+    {
+        termBuffer.putBytes(termOffset + HEADER_LENGTH, buffer, offset + HEADER_LENGTH, length - HEADER_LENGTH);
+        termBuffer.putLong(termOffset + 24, buffer.getLong(offset + 24));
+        termBuffer.putLong(termOffset + 16, buffer.getLong(offset + 16));
+        termBuffer.putLong(termOffset + 8, buffer.getLong(offset + 8));
+        termBuffer.putLongRelease(termOffset, buffer.getLong(offset));
+    }
+
+    private static void publishFrame(
+        final UnsafeBuffer termBuffer,
+        final int frameOffset,
+        final int frameLength,
+        final ReservedValueSupplier reservedValueSupplier)
+    {
+        if (null != reservedValueSupplier)
+        {
+            termBuffer.putLong(frameOffset + DataHeaderFlyweight.RESERVED_VALUE_OFFSET,
+                reservedValueSupplier.get(termBuffer, frameOffset, frameLength));
+        }
+        publishFrameLength(termBuffer, frameOffset, frameLength);
     }
 
     /**

@@ -8,6 +8,7 @@ import io.verbus.memory.MemoryMapper;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
 
 import static io.aeron.logbuffer.LogBufferDescriptor.PARTITION_COUNT;
 
@@ -116,6 +117,7 @@ public final class LogBuffers implements AutoCloseable
             // Aeron's convention: a partition not yet used holds the term id it had one rotation ago.
             LogBufferDescriptor.initialiseTailWithTermId(metaDataBuffer, i, initialTermId + i - PARTITION_COUNT);
         }
+        LogBufferDescriptor.endOfStreamPosition(metaDataBuffer, Long.MAX_VALUE);
         LogBufferDescriptor.activeTermCountOrdered(metaDataBuffer, 0);
     }
 
@@ -141,6 +143,12 @@ public final class LogBuffers implements AutoCloseable
     public MappedRegion region()
     {
         return region;
+    }
+
+    /** @return the open file behind the log (unlinked but readable), or null for a wrapped view. */
+    public FileChannel fileChannel()
+    {
+        return null == region ? null : region.fileChannel();
     }
 
     /** @return the length of each term partition. */

@@ -1,6 +1,9 @@
 package io.verbus.log;
 
+import io.aeron.DirectBufferVector;
+import io.aeron.ReservedValueSupplier;
 import io.aeron.logbuffer.LogBufferDescriptor;
+import io.aeron.status.ChannelEndpointStatus;
 import io.verbus.Publication;
 import io.verbus.media.PublicationLog;
 import org.agrona.DirectBuffer;
@@ -75,6 +78,51 @@ public abstract class LogPublication implements Publication
     public long offer(final DirectBuffer buffer, final int offset, final int length)
     {
         return offer(buffer, offset, length, buffer, 0, 0);
+    }
+
+    public long offer(
+        final DirectBuffer buffer, final int offset, final int length, final ReservedValueSupplier reservedValueSupplier)
+    {
+        return offer(buffer, offset, length, buffer, 0, 0, reservedValueSupplier);
+    }
+
+    public long availableWindow()
+    {
+        final long position = position();
+        return CLOSED == position ? CLOSED : publisherLimit.getVolatile() - position;
+    }
+
+    public long registrationId()
+    {
+        return publicationLog.registrationId();
+    }
+
+    public long channelStatus()
+    {
+        return isClosed ? ChannelEndpointStatus.NO_ID_ALLOCATED : ChannelEndpointStatus.ACTIVE;
+    }
+
+    public long maxPossiblePosition()
+    {
+        return maxPossiblePosition;
+    }
+
+    public int positionBitsToShift()
+    {
+        return positionBitsToShift;
+    }
+
+    /**
+     * Validates the vectors (Aeron's {@link DirectBufferVector#validateAndComputeLength}) and the total against
+     * {@link #maxMessageLength()}.
+     *
+     * @return the message length.
+     */
+    protected final int checkVectors(final DirectBufferVector[] vectors)
+    {
+        final int length = DirectBufferVector.validateAndComputeLength(vectors);
+        checkMessageLength(length, 0);
+        return length;
     }
 
     public long positionLimit()

@@ -23,6 +23,7 @@ public final class PublicationLog
     private final int termLength;
     private final int positionBitsToShift;
     private final Position publisherLimit;
+    private final long registrationId;
     private volatile boolean connected;
 
     /**
@@ -34,6 +35,24 @@ public final class PublicationLog
     public PublicationLog(
         final LogBuffers logBuffers, final int sessionId, final int streamId, final Position publisherLimit)
     {
+        this(logBuffers, sessionId, streamId, publisherLimit, io.aeron.Aeron.NULL_VALUE);
+    }
+
+    /**
+     * @param logBuffers     the mapped and initialised log.
+     * @param sessionId      of the publication.
+     * @param streamId       of the publication.
+     * @param publisherLimit the counter {@code offer} checks; set by the media.
+     * @param registrationId the driver's id for the publication, or {@code Aeron.NULL_VALUE}.
+     */
+    public PublicationLog(
+        final LogBuffers logBuffers,
+        final int sessionId,
+        final int streamId,
+        final Position publisherLimit,
+        final long registrationId)
+    {
+        this.registrationId = registrationId;
         this.logBuffers = logBuffers;
         this.sessionId = sessionId;
         this.streamId = streamId;
@@ -47,6 +66,12 @@ public final class PublicationLog
     public LogBuffers logBuffers()
     {
         return logBuffers;
+    }
+
+    /** @return the driver's id for the publication this log belongs to, or {@code Aeron.NULL_VALUE}. */
+    public long registrationId()
+    {
+        return registrationId;
     }
 
     /** @return the publication's session id. */

@@ -3,6 +3,7 @@ package io.verbus.memory;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -17,11 +18,18 @@ public final class MappedRegion implements AutoCloseable
     private final Path path;
     private final boolean hugePages;
     private final boolean fileKept;
+    private final FileChannel fileChannel;
     private boolean closed;
 
     MappedRegion(
-        final Arena arena, final MemorySegment segment, final Path path, final boolean hugePages, final boolean fileKept)
+        final Arena arena,
+        final MemorySegment segment,
+        final Path path,
+        final boolean hugePages,
+        final boolean fileKept,
+        final FileChannel fileChannel)
     {
+        this.fileChannel = fileChannel;
         this.arena = arena;
         this.segment = segment;
         this.path = path;
@@ -59,6 +67,15 @@ public final class MappedRegion implements AutoCloseable
         return fileKept;
     }
 
+    /**
+     * @return the open file behind the mapping (valid even after the file was unlinked), for reading the memory as a
+     * file, e.g. with {@code transferTo}; closed with the region.
+     */
+    public FileChannel fileChannel()
+    {
+        return fileChannel;
+    }
+
     /** @return true once closed. */
     public boolean isClosed()
     {
@@ -72,6 +89,14 @@ public final class MappedRegion implements AutoCloseable
         {
             closed = true;
             arena.close();
+            try
+            {
+                fileChannel.close();
+            }
+            catch (final IOException ignore)
+            {
+                // Closing a file we only read from cannot lose data.
+            }
             if (fileKept)
             {
                 try

@@ -174,14 +174,13 @@ public final class MemoryMapper
         final Path path, final long length, final long touchStride, final boolean hugePages, final boolean keepFile)
     {
         final Arena arena = Arena.ofShared();
+        FileChannel channel = null;
         try
         {
-            final MemorySegment segment;
-            try (FileChannel channel = FileChannel.open(
-                path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE))
-            {
-                segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
-            }
+            // The channel stays open with the mapping: Image.rawPoll hands it to handlers that copy the log as a file.
+            channel = FileChannel.open(
+                path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            final MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
             if (!keepFile)
             {
                 Files.delete(path);
@@ -193,11 +192,22 @@ public final class MemoryMapper
                 segment.set(ValueLayout.JAVA_BYTE, offset, (byte)0);
             }
 
-            return new MappedRegion(arena, segment, path, hugePages, keepFile);
+            return new MappedRegion(arena, segment, path, hugePages, keepFile, channel);
         }
         catch (final IOException | RuntimeException ex)
         {
             arena.close();
+            if (null != channel)
+            {
+                try
+                {
+                    channel.close();
+                }
+                catch (final IOException ignore)
+                {
+                    // The mapping failure is what to report.
+                }
+            }
             try
             {
                 Files.deleteIfExists(path);

@@ -10,6 +10,7 @@ import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePairConnectionInfo;
+import io.verbus.media.rdma.protocol.ProviderIds;
 import io.verbus.media.rdma.protocol.QpInfoCodec;
 
 /**
@@ -21,9 +22,9 @@ import io.verbus.media.rdma.protocol.QpInfoCodec;
  */
 final class FabricEndpoint implements AutoCloseable
 {
-    static final int SHM_PROVIDER_ID = 1;
-    static final int TCP_PROVIDER_ID = 2;
-    static final int VERBS_PROVIDER_ID = 3;
+    static final int SHM_PROVIDER_ID = ProviderIds.SHM;
+    static final int TCP_PROVIDER_ID = ProviderIds.TCP;
+    static final int VERBS_PROVIDER_ID = ProviderIds.VERBS;
 
     private final Fabric fabric;
     private final Device device;
@@ -67,13 +68,7 @@ final class FabricEndpoint implements AutoCloseable
 
     static int providerId(final String providerName)
     {
-        return switch (providerName)
-        {
-            case "shm" -> SHM_PROVIDER_ID;
-            case "tcp" -> TCP_PROVIDER_ID;
-            case "verbs" -> VERBS_PROVIDER_ID;
-            default -> throw new IllegalArgumentException("unknown fabric provider '" + providerName + "'");
-        };
+        return ProviderIds.id(providerName);
     }
 
     static String providerName(final int providerId)

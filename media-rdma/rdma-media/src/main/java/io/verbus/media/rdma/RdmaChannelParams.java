@@ -28,11 +28,17 @@ public final class RdmaChannelParams
     public static final String HEARTBEAT_KEY = "heartbeat";
     public static final String TIMEOUT_KEY = "timeout";
     public static final String SECRET_FILE_KEY = "secret-file";
+    /**
+     * Aeron's {@code session-id}: on a subscription, connect only to a publication with that session id (the
+     * handshake refuses any other before registering anything); on a publication, the session id it takes (set by
+     * Verbus, not the media).
+     */
+    public static final String SESSION_ID_KEY = "session-id";
 
     /** Every key an {@code rdma:} channel accepts; the media factory hands this set to the URI validator. */
     public static final Set<String> SUPPORTED_KEYS = Set.of(
         ENDPOINT_KEY, PROVIDER_KEY, TERM_LENGTH_KEY, MTU_KEY, WINDOW_KEY, FLOW_CONTROL_KEY, GROUP_TAG_KEY,
-        INLINE_KEY, SIGNAL_EVERY_KEY, QUEUE_DEPTH_KEY, HEARTBEAT_KEY, TIMEOUT_KEY, SECRET_FILE_KEY);
+        INLINE_KEY, SIGNAL_EVERY_KEY, QUEUE_DEPTH_KEY, HEARTBEAT_KEY, TIMEOUT_KEY, SECRET_FILE_KEY, SESSION_ID_KEY);
 
     public static final int TERM_MIN_LENGTH = 64 * 1024;
     public static final int TERM_MAX_LENGTH = 1024 * 1024 * 1024;
@@ -88,6 +94,8 @@ public final class RdmaChannelParams
     private final long heartbeatIntervalNs;
     private final long timeoutNs;
     private final String secretFile;
+    private final boolean sessionIdSet;
+    private final int sessionId;
 
     private RdmaChannelParams(final Map<String, String> params)
     {
@@ -167,6 +175,10 @@ public final class RdmaChannelParams
         {
             throw new IllegalArgumentException("rdma channel: 'secret-file' must name a file");
         }
+
+        sessionIdSet = params.containsKey(SESSION_ID_KEY);
+        sessionId = sessionIdSet ?
+            (int)parseLongIn(SESSION_ID_KEY, params.get(SESSION_ID_KEY), Integer.MIN_VALUE, Integer.MAX_VALUE) : 0;
     }
 
     /**
@@ -250,6 +262,18 @@ public final class RdmaChannelParams
     public int queueDepth()
     {
         return queueDepth;
+    }
+
+    /** @return true when the channel names a {@code session-id}. */
+    public boolean isSessionIdSet()
+    {
+        return sessionIdSet;
+    }
+
+    /** @return the {@code session-id} a subscription insists on (valid when {@link #isSessionIdSet()}). */
+    public int sessionId()
+    {
+        return sessionId;
     }
 
     public long heartbeatIntervalNs()

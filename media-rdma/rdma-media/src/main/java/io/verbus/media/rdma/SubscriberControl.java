@@ -56,6 +56,7 @@ final class SubscriberControl implements AutoCloseable
     private final AtomicInteger liveQueuePairs = new AtomicInteger();
     private final ArrayDeque<Lingering> lingering = new ArrayDeque<>();
     private final AtomicLong imageIds;
+    private final ConnectFailureLog connectFailures;
     private FabricEndpoint endpoint;
     private BlockPool positionBlocks;
     private BlockPool sourceBlocks;
@@ -85,6 +86,8 @@ final class SubscriberControl implements AutoCloseable
         this.name = "stream=" + streamId + " publisher=" + params.endpointHost() + ":" + params.endpointPort();
         this.stepTimeoutMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(params.timeoutNs()));
         this.lingerNs = Math.max(TimeUnit.SECONDS.toNanos(1), params.timeoutNs());
+        this.connectFailures = new ConnectFailureLog(LOGGER, name,
+            params.endpointHost() + ":" + params.endpointPort(), System::nanoTime);
         rejectedCounter = RdmaCounters.allocate(countersManager, RdmaCounters.HANDSHAKES_REJECTED_TYPE_ID,
             "rdma handshakes rejected: " + name);
         thread = Thread.ofPlatform().daemon().name("verbus-rdma-sub-" + streamId).unstarted(this::run);
@@ -124,6 +127,7 @@ final class SubscriberControl implements AutoCloseable
                 socket.connect(new InetSocketAddress(params.endpointHost(), params.endpointPort()),
                     (int)Math.min(stepTimeoutMs, 1000));
                 final SocketMessageTransport transport = new SocketMessageTransport(socket);
+                connectFailures.onConnected();
                 connection = connect(transport);
                 backoffMs = MIN_BACKOFF_MS;
                 while (running && !connection.retired && !connection.closeRequested)
@@ -143,7 +147,11 @@ final class SubscriberControl implements AutoCloseable
             }
             catch (final IOException ex)
             {
-                // publisher not there (yet): retry with backoff
+                // publisher not there (yet), or a typo: say which, rate-limited, and retry with backoff
+                if (null == connection && running)
+                {
+                    connectFailures.onFailure(ex);
+                }
                 if (null != connection)
                 {
                     connection.requestClose("control connection failed: " + ex);
@@ -238,6 +246,12 @@ final class SubscriberControl implements AutoCloseable
         throws HandshakeException
     {
         HandshakeValidator.validateTermLength("CHALLENGE.termLength", publication.termLength());
+        if (params.isSessionIdSet() && publication.sessionId() != params.sessionId())
+        {
+            // Aeron's session-specific subscription: any other session is refused before anything is registered.
+            throw new HandshakeException(HandshakeException.Reason.SESSION_MISMATCH, "the publication's session is " +
+                publication.sessionId() + " but this subscription is for session-id=" + params.sessionId());
+        }
         final FabricEndpoint endpoint = endpointFor(publication.providerId());
         MemorySegment ring = null;
         MemoryRegion ringRegion = null;
