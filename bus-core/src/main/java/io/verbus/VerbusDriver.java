@@ -285,7 +285,10 @@ final class VerbusDriver implements AutoCloseable
         uri.validateKeys(null == factory ? Set.of() : factory.supportedKeys());
         uri.window(uri.termLength(context.termLength()));
         uri.mtu(context.mtuLength());
-        uri.matchesSession(0); // checks a session-id value before anything is allocated
+        if (uri.hasSessionId())
+        {
+            uri.sessionId(); // a bad value fails here, before anything is allocated
+        }
 
         synchronized (lock)
         {
