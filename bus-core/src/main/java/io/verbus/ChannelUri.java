@@ -2,10 +2,10 @@ package io.verbus;
 
 import io.aeron.logbuffer.FrameDescriptor;
 import io.aeron.protocol.DataHeaderFlyweight;
+import org.agrona.SystemUtil;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -309,32 +309,14 @@ public final class ChannelUri
      */
     public static long parseSize(final String key, final String value, final String channel)
     {
-        final String text = value.trim().toLowerCase(Locale.ROOT);
-        long multiplier = 1;
-        String digits = text;
-        if (!text.isEmpty())
-        {
-            switch (text.charAt(text.length() - 1))
-            {
-                case 'k' -> multiplier = 1024L;
-                case 'm' -> multiplier = 1024L * 1024;
-                case 'g' -> multiplier = 1024L * 1024 * 1024;
-                default -> multiplier = 1;
-            }
-            if (multiplier != 1)
-            {
-                digits = text.substring(0, text.length() - 1);
-            }
-        }
-
         try
         {
-            final long number = Long.parseLong(digits);
-            if (number <= 0 || number > Long.MAX_VALUE / multiplier)
+            final long size = SystemUtil.parseSize(key, value.trim());
+            if (size <= 0)
             {
-                throw new NumberFormatException("out of range");
+                throw new NumberFormatException("not positive");
             }
-            return number * multiplier;
+            return size;
         }
         catch (final NumberFormatException ex)
         {
