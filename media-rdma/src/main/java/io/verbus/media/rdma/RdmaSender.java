@@ -453,7 +453,10 @@ public final class RdmaSender implements MediaSender
             case MAX -> max;
             case TAGGED -> Long.MAX_VALUE == minTagged ? max : minTagged;
         };
-        long limit = pace + windowLength;
+        // Never past what the conductor has zeroed: it runs on its own thread, and in direct mode the limit moves
+        // on the writer's thread, so without this cap a fast writer laps a slow conductor (stale frames sent as
+        // new, or fresh frames zeroed under the sender).
+        final long limit = Math.min(pace + windowLength, log.maxPublisherLimit());
 
         if (RdmaChannelParams.FlowControl.MIN != params.flowControl())
         {
