@@ -14,6 +14,7 @@ import io.verbus.log.ExclusiveLogPublication;
 import io.verbus.log.LogBuffers;
 import io.verbus.log.LogImage;
 import io.verbus.log.LogPublication;
+import io.verbus.media.ImageCorruptionListener;
 import io.verbus.media.ImageDescriptor;
 import io.verbus.media.ImageSink;
 import io.verbus.media.MediaContext;
@@ -491,7 +492,8 @@ final class VerbusDriver implements AutoCloseable
                 final LogImage image = new LogImage(
                     descriptor.imageId(), descriptor.sessionId(), streamId, descriptor.initialTermId(),
                     descriptor.termBuffers(), position, descriptor.boundBuffer(), descriptor.boundOffset(),
-                    descriptor.sourceIdentity(), errorHandler, this::onCorrupt);
+                    descriptor.sourceIdentity(), errorHandler,
+                    (corrupt) -> onCorrupt(corrupt, descriptor.corruptionListener()));
                 images.put(descriptor.imageId(), image);
                 subscription.addImage(image);
                 return position;
@@ -511,13 +513,17 @@ final class VerbusDriver implements AutoCloseable
             }
         }
 
-        /** The image stays known (and its counter allocated) until the media reports it unavailable. */
-        private void onCorrupt(final LogImage image)
+        /**
+         * The image stays known (and its counter allocated) until the media reports it unavailable; the media is
+         * told to let the connection go, as the image's position will never move again.
+         */
+        private void onCorrupt(final LogImage image, final ImageCorruptionListener mediaListener)
         {
             synchronized (lock)
             {
                 subscription.removeImage(image);
             }
+            mediaListener.onImageCorrupt(image.correlationId());
         }
     }
 

@@ -22,6 +22,7 @@ import java.util.Objects;
  * @param boundBuffer    holds the bound position counter.
  * @param boundOffset    of the 8-byte bound counter in {@code boundBuffer}, 8-byte aligned.
  * @param sourceIdentity where the stream comes from, e.g. {@code "rdma:10.0.0.2:40123"}.
+ * @param corruptionListener told if the image closes itself on a corrupt frame, so the media drops the connection.
  */
 public record ImageDescriptor(
     long imageId,
@@ -33,7 +34,8 @@ public record ImageDescriptor(
     UnsafeBuffer[] termBuffers,
     AtomicBuffer boundBuffer,
     int boundOffset,
-    String sourceIdentity)
+    String sourceIdentity,
+    ImageCorruptionListener corruptionListener)
 {
     /**
      * Checks the geometry so that a bad descriptor fails here, never as an out-of-bounds read later.
@@ -46,6 +48,7 @@ public record ImageDescriptor(
         Objects.requireNonNull(termBuffers, "termBuffers");
         Objects.requireNonNull(boundBuffer, "boundBuffer");
         Objects.requireNonNull(sourceIdentity, "sourceIdentity");
+        Objects.requireNonNull(corruptionListener, "corruptionListener");
         if (termBuffers.length != LogBufferDescriptor.PARTITION_COUNT)
         {
             throw new IllegalArgumentException(

@@ -164,7 +164,7 @@ public final class LoopbackMediaFactory implements MediaFactory
                 final PublicationLog log = connection.log;
                 connection.subscriberPosition = images.onImageAvailable(new ImageDescriptor(
                     connection.imageId, log.sessionId(), log.streamId(), log.initialTermId(), log.termLength(), 0,
-                    connection.ring, connection.bound, 0, "loop:" + name));
+                    connection.ring, connection.bound, 0, "loop:" + name, ImageCorruptionListener.NONE));
                 CONNECTIONS.put(name, connection);
                 work++;
             }

@@ -126,6 +126,15 @@ final class ImageConnection
         this.transport = transport;
     }
 
+    /**
+     * The image found a corrupt frame and stopped reading (subscriber's thread): drop the connection, so the
+     * publisher stops counting a position that will never move, and let the control thread reconnect.
+     */
+    void onImageCorrupt(final long imageId)
+    {
+        requestClose("image " + imageId + " found a corrupt frame");
+    }
+
     void requestClose(final String reason)
     {
         if (null == closeReason)

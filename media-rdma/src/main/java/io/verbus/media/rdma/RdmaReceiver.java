@@ -150,7 +150,7 @@ public final class RdmaReceiver implements MediaReceiver
                 connection.subscriberPosition = images.onImageAvailable(new ImageDescriptor(
                     connection.imageId, connection.sessionId, connection.streamId, connection.initialTermId,
                     connection.termLength, connection.joinPosition, connection.termBuffers, connection.bound, 0,
-                    connection.sourceIdentity));
+                    connection.sourceIdentity, connection::onImageCorrupt));
                 connection.announced = true;
             }
             catch (final RuntimeException ex)
