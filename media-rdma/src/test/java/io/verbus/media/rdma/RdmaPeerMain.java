@@ -202,8 +202,10 @@ public final class RdmaPeerMain
             backPressured++;
             if (nowNs - lastProgressNs > options.stallNs || nowNs > deadlineNs)
             {
-                System.out.println("FAILED publisher stalled at message " + sequence + " for " +
-                    TimeUnit.NANOSECONDS.toMillis(nowNs - lastProgressNs) + " ms: last result " + result +
+                System.out.println("FAILED publisher " + (nowNs > deadlineNs ?
+                    "out of time (" + TIMEOUT_PROP_NAME + ") at message " + sequence :
+                    "stalled at message " + sequence + " for " +
+                    TimeUnit.NANOSECONDS.toMillis(nowNs - lastProgressNs) + " ms") + ": last result " + result +
                     ", position " + publication.position() + ", limit " + publication.positionLimit() +
                     ", connected " + publication.isConnected() + ", driver error " + firstError.get() + "; " +
                     rdmaCounters(counters));
@@ -215,9 +217,9 @@ public final class RdmaPeerMain
             }
             Thread.yield();
         }
-        System.out.println("PUBLISHED " + sequence + " in " +
-            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs) + " ms, not accepted " + backPressured +
-            " times, position " + publication.position());
+        System.out.println("PUBLISHER-STATS " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs) +
+            " ms, not accepted " + backPressured + " times, position " + publication.position());
+        System.out.println("PUBLISHED " + sequence); // exactly this: the Soft-RoCE guest script matches it
         System.out.flush();
         final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
@@ -277,8 +279,10 @@ public final class RdmaPeerMain
             }
             if (nowNs - lastProgressNs > options.stallNs || nowNs > deadlineNs)
             {
-                System.out.println("FAILED subscriber stalled after " + checker.received + " messages for " +
-                    TimeUnit.NANOSECONDS.toMillis(nowNs - lastProgressNs) + " ms: images " +
+                System.out.println("FAILED subscriber " + (nowNs > deadlineNs ?
+                    "out of time (" + TIMEOUT_PROP_NAME + ") after " + checker.received + " messages" :
+                    "stalled after " + checker.received + " messages for " +
+                    TimeUnit.NANOSECONDS.toMillis(nowNs - lastProgressNs) + " ms") + ": images " +
                     subscription.imageCount() + (subscription.imageCount() > 0 ?
                     " at position " + subscription.images().get(0).position() : "") +
                     ", driver error " + firstError.get() + "; " + rdmaCounters(verbus.countersReader()));
