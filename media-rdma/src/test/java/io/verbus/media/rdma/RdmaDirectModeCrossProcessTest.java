@@ -27,7 +27,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * position, limit and rdma counters), an image going unavailable, or a run outliving its time bound.
  * <p>
  * Variants: offer with and without {@code flush()} on back pressure, {@code tryClaim}/{@code commit} with aborted
- * claims, fragmented messages (up to six fragments), three subscriber processes, and the tcp provider.
+ * claims, fragmented messages (up to six fragments), three subscriber processes, a subscriber joining mid-stream
+ * (claims and fragments: it may join inside a fragmented message), and the tcp provider.
  * <p>
  * The in-suite size fits CI (each run a few seconds on 2 cores). The long form runs on demand:
  * {@code -Dverbus.soak.messages=1000000 -Dverbus.soak.runs=30} (runs per variant, every run counted, then failed
@@ -57,8 +58,13 @@ class RdmaDirectModeCrossProcessTest
     @TempDir
     Path dir;
 
-    /** One configuration of the soak. */
-    record Variant(String name, String provider, String send, String sizes, int subscribers)
+    /**
+     * One configuration of the soak.
+     *
+     * @param lateJoiner true when the last subscriber joins mid-stream (after the first has a fifth of the messages)
+     *                   and must get every message from its first one on.
+     */
+    record Variant(String name, String provider, String send, String sizes, int subscribers, boolean lateJoiner)
     {
         public String toString()
         {
@@ -69,13 +75,14 @@ class RdmaDirectModeCrossProcessTest
     static Stream<Variant> variants()
     {
         final List<Variant> all = List.of(
-            new Variant("shm-offer", "shm", "offer", "mixed", 1),
-            new Variant("shm-offer-flush", "shm", "flush", "mixed", 1),
-            new Variant("shm-claim", "shm", "claim", "mixed", 1),
-            new Variant("shm-fragmented", "shm", "offer", "fragmented", 1),
-            new Variant("shm-3-subscribers", "shm", "offer", "mixed", 3),
-            new Variant("tcp-offer", "tcp", "offer", "mixed", 1),
-            new Variant("tcp-claim", "tcp", "claim", "mixed", 1));
+            new Variant("shm-offer", "shm", "offer", "mixed", 1, false),
+            new Variant("shm-offer-flush", "shm", "flush", "mixed", 1, false),
+            new Variant("shm-claim", "shm", "claim", "mixed", 1, false),
+            new Variant("shm-fragmented", "shm", "offer", "fragmented", 1, false),
+            new Variant("shm-3-subscribers", "shm", "offer", "mixed", 3, false),
+            new Variant("shm-late-joiner", "shm", "claim", "fragmented", 2, true),
+            new Variant("tcp-offer", "tcp", "offer", "mixed", 1, false),
+            new Variant("tcp-claim", "tcp", "claim", "mixed", 1, false));
         final String chosen = System.getProperty(VARIANTS_PROP_NAME, "");
         if (chosen.isBlank())
         {
@@ -127,7 +134,11 @@ class RdmaDirectModeCrossProcessTest
         publisherCommand.addAll(List.of("publish", runDir.resolve("pub").toString(),
             "rdma:endpoint=127.0.0.1:0|provider=" + variant.provider() + "|term-length=" + TERM_LENGTH,
             Integer.toString(STREAM_ID), Long.toString(MESSAGES), "--exclusive", "--send=" + variant.send(),
-            "--subscribers=" + variant.subscribers()));
+            "--subscribers=" + (variant.subscribers() - (variant.lateJoiner() ? 1 : 0))));
+        if (variant.lateJoiner())
+        {
+            publisherCommand.add("--late-joiner-by=" + MESSAGES / 2);
+        }
         publisherCommand.addAll(common);
 
         final List<Process> processes = new ArrayList<>();
@@ -145,12 +156,24 @@ class RdmaDirectModeCrossProcessTest
             final List<Peer> subscribers = new ArrayList<>();
             for (int i = 0; i < variant.subscribers(); i++)
             {
+                final boolean late = variant.lateJoiner() && i == variant.subscribers() - 1;
+                if (late && !subscribers.get(0).awaitProgress(MESSAGES / 5, RUN_BOUND_MS))
+                {
+                    // Mid-stream: once the first subscriber has a fifth of the messages (the publisher holds at half
+                    // until the late joiner is in, so it joins between the two while messages flow).
+                    return "subscriber 0 did not get a fifth of the messages\n    " + subscribers.get(0).tail();
+                }
                 final List<String> command = PeerProcesses.javaCommand(SECRET, runDir.resolve("fabric"), timeout);
                 command.addAll(List.of("subscribe", runDir.resolve("sub-" + i).toString(),
                     "rdma:endpoint=127.0.0.1:" + port + "|provider=" + variant.provider(),
                     Integer.toString(STREAM_ID), Long.toString(MESSAGES)));
                 command.addAll(common);
-                subscribers.add(Peer.start("subscriber " + i, command, processes, peers));
+                if (late)
+                {
+                    command.add("--late-joiner");
+                }
+                subscribers.add(Peer.start((late ? "late subscriber " : "subscriber ") + i, command, processes,
+                    peers));
             }
 
             // Every peer reports one result line; the first FAILED (or a peer that dies without a result, or the
@@ -161,6 +184,10 @@ class RdmaDirectModeCrossProcessTest
             for (final Peer subscriber : subscribers)
             {
                 subscriber.expect("RECEIVED " + MESSAGES + " OK first=0", "RECEIVED");
+            }
+            if (variant.lateJoiner())
+            {
+                subscribers.get(subscribers.size() - 1).expectLateJoin(MESSAGES);
             }
             while (problems.isEmpty() && !peers.stream().allMatch(Peer::succeeded))
             {
@@ -223,6 +250,7 @@ class RdmaDirectModeCrossProcessTest
         String success;
         String resultPrefix;
         String result;
+        long lateJoinMessages;
 
         private Peer(final String name, final Process process)
         {
@@ -251,6 +279,12 @@ class RdmaDirectModeCrossProcessTest
             this.resultPrefix = resultPrefix;
         }
 
+        /** A late joiner succeeds with "RECEIVED n OK first=f" where it joined mid-stream and n + f == messages. */
+        void expectLateJoin(final long messages)
+        {
+            this.lateJoinMessages = messages;
+        }
+
         boolean succeeded()
         {
             return null != result && isSuccess(result);
@@ -258,6 +292,18 @@ class RdmaDirectModeCrossProcessTest
 
         private boolean isSuccess(final String line)
         {
+            if (lateJoinMessages > 0)
+            {
+                final String[] words = line.split(" ");
+                if (words.length < 4 || !"RECEIVED".equals(words[0]) || !"OK".equals(words[2]) ||
+                    !words[3].startsWith("first="))
+                {
+                    return false;
+                }
+                final long received = Long.parseLong(words[1]);
+                final long first = Long.parseLong(words[3].substring("first=".length()));
+                return first > 0 && received + first == lateJoinMessages;
+            }
             return line.equals(success) || line.startsWith(success + " ");
         }
 
@@ -281,6 +327,34 @@ class RdmaDirectModeCrossProcessTest
                 return result;
             }
             return null;
+        }
+
+        /** @return true once the peer reported receiving at least {@code messages}; false on failure or timeout. */
+        boolean awaitProgress(final long messages, final long timeoutMs) throws InterruptedException
+        {
+            final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+            while (System.nanoTime() < deadlineNs)
+            {
+                final String line = PeerProcesses.awaitLine(lines, seen, TimeUnit.MILLISECONDS.toNanos(100),
+                    "PROGRESS ", "FAILED", "RECEIVED");
+                if (null != line)
+                {
+                    if (!line.startsWith("PROGRESS "))
+                    {
+                        result = line;
+                        return false;
+                    }
+                    if (Long.parseLong(line.substring("PROGRESS ".length()).trim()) >= messages)
+                    {
+                        return true;
+                    }
+                }
+                else if (!process.isAlive())
+                {
+                    return false;
+                }
+            }
+            return false;
         }
 
         String await(final long timeoutMs, final String... prefixes) throws InterruptedException

@@ -36,6 +36,8 @@ import org.agrona.concurrent.status.CountersReader;
  *   --sizes=mixed|fragmented  the {@link MessageStream.Sizes} profile (both sides must agree)
  *   --subscribers=n           the publisher waits until n subscribers are admitted before its first message
  *   --stall-ms=n              fail when no message went out (publisher) or came in (subscriber) for this long
+ *   --late-joiner             (subscriber) joins mid-stream: reads from its first message through message count-1
+ *   --late-joiner-by=n        (publisher) if one more subscriber has not been admitted by message n, wait for it
  *   --driver-idle=name        the driver's idle strategy (default sleeping)
  * </pre>
  * Failures are reported as one line starting with FAILED, with what is needed to tell a stall from a loss: the
@@ -62,6 +64,8 @@ public final class RdmaPeerMain
         SendMode send = SendMode.OFFER;
         MessageStream.Sizes sizes = MessageStream.Sizes.MIXED;
         int subscribers = 1;
+        boolean lateJoiner;
+        long lateJoinerBy = -1;
         long stallNs = TimeUnit.MILLISECONDS.toNanos(STALL_MS_DEFAULT);
         String driverIdle = IdleStrategies.SLEEPING;
 
@@ -81,6 +85,8 @@ public final class RdmaPeerMain
                     case "--sizes" -> options.sizes = MessageStream.Sizes.valueOf(value.toUpperCase(Locale.ROOT));
                     case "--subscribers" -> options.subscribers = Integer.parseInt(value);
                     case "--stall-ms" -> options.stallNs = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(value));
+                    case "--late-joiner" -> options.lateJoiner = true;
+                    case "--late-joiner-by" -> options.lateJoinerBy = Long.parseLong(value);
                     case "--driver-idle" -> options.driverIdle = value;
                     default -> throw new IllegalArgumentException("unknown option " + arg);
                 }
@@ -99,7 +105,7 @@ public final class RdmaPeerMain
         {
             System.err.println("usage: RdmaPeerMain publish|subscribe <verbus-dir> <channel> <stream-id> <count> " +
                 "[--exclusive] [--send=offer|flush|claim] [--sizes=mixed|fragmented] [--subscribers=n] " +
-                "[--stall-ms=n] [--driver-idle=name]");
+                "[--stall-ms=n] [--late-joiner] [--late-joiner-by=n] [--driver-idle=name]");
             System.exit(2);
         }
         final String dir = args[1];
@@ -161,6 +167,21 @@ public final class RdmaPeerMain
         int length = MessageStream.encode(message, 0, 0, options.sizes);
         while (sequence < count)
         {
+            if (sequence == options.lateJoinerBy && subscriberCount(counters) <= options.subscribers)
+            {
+                // The late joiner is not in yet: hold here (the sender agent drives the idle writer's media).
+                final long holdDeadlineNs = System.nanoTime() + TIMEOUT_NS;
+                while (subscriberCount(counters) <= options.subscribers)
+                {
+                    if (System.nanoTime() > holdDeadlineNs)
+                    {
+                        System.out.println("FAILED the late joiner never connected");
+                        return 1;
+                    }
+                    RdmaRig.sleepMicros(1000);
+                }
+                lastProgressNs = System.nanoTime();
+            }
             final long result;
             if (SendMode.CLAIM == options.send && length <= publication.maxPayloadLength())
             {
@@ -252,7 +273,8 @@ public final class RdmaPeerMain
         long lastProgressNs = firstArrivalNs;
         long lastReceived = 0;
         long nextProgress = 10_000;
-        while (checker.received < count && null == checker.failure)
+        // A late joiner is done once it has the last message; anyone else once it has them all.
+        while ((options.lateJoiner ? checker.expected < count : checker.received < count) && null == checker.failure)
         {
             final long nowNs = System.nanoTime();
             if (checker.received != lastReceived)
