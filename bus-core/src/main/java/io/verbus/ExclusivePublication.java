@@ -11,12 +11,13 @@ public interface ExclusivePublication extends Publication
 {
     /**
      * In direct mode (a media whose sender {@code supportsDirectSend()}), offers send at once from this thread, and a
-     * {@code tryClaim} committed through its {@code BufferClaim} is sent by the next offer, claim or flush, or by the
-     * driver's sender agent about a millisecond after this thread stops sending. An idle direct-mode publication
-     * needs no calls: the sender agent keeps it alive (heartbeats, new subscribers, credits) while this thread is
-     * idle. Call flush after committing a claim to send it without that delay. Outside direct mode it does nothing.
+     * {@code tryClaim} is sent by its {@code BufferClaim.commit()} (or {@code abort()}) before that returns. An idle
+     * direct-mode publication needs no calls: the sender agent keeps it alive (heartbeats, new subscribers,
+     * credits) while this thread is idle. Flush sends anything not sent yet (a send that met the sender agent
+     * mid-cycle is otherwise sent by the agent) and runs the media's full duty cycle: credits, completions,
+     * liveness. Outside direct mode it does nothing.
      * <p>
-     * (Verbus addition to the Aeron-shaped API, needed because {@code BufferClaim.commit()} cannot call back.)
+     * (Verbus addition to the Aeron-shaped API.)
      *
      * @return work done by the media sender, 0 outside direct mode (or while the sender agent holds it).
      */

@@ -575,7 +575,10 @@ final class VerbusDriver implements AutoCloseable
             }
         }
 
-        /** The image stays known (and its counter allocated) until the media reports it unavailable. */
+        /**
+         * The image stays known (and its counter allocated) until the media reports it unavailable; the image has
+         * already told the media (ImageBound.onImageCorrupt) to let the connection go.
+         */
         private void onCorrupt(final LogImage image)
         {
             synchronized (lock)

@@ -13,7 +13,8 @@ import java.util.Arrays;
  * For {@code ipc:} the conductor is the flow control: the limit is the slowest subscriber position plus the window,
  * and terms are cleaned one term length behind that slowest position, before the limit is raised, so a partition
  * is zero before the publisher rotates into it again. For a media log the media sets the limit and the conductor
- * cleans one term length behind it.
+ * cleans one term length behind it, then publishes the clean position, which caps the limit the media may set: the
+ * two threads never agree on timing, so the clean position is what keeps zeroing and writing apart.
  * <p>
  * The subscriber positions are a copy-on-write array the driver replaces under its lock; the conductor only
  * reads it.
@@ -232,6 +233,8 @@ public final class NativeLog
             cleaned += length;
         }
         cleanPosition = cleaned;
+        // Only now may a media raise the limit over the zeroed bytes (PublicationLog#maxPublisherLimit).
+        publicationLog.cleanPosition(cleaned);
         return 1;
     }
 

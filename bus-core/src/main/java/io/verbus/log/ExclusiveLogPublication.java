@@ -23,11 +23,19 @@ import static io.aeron.protocol.DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET;
 /**
  * A publication with one writer thread: it keeps the tail in its own fields and publishes it with a release
  * store, so an append costs no atomic read-modify-write. In direct mode it sends from the writer thread through a
- * {@link DirectSendHandOff}, which lets the driver's sender agent drive the media while the writer is idle.
+ * {@link DirectSendHandOff}, which lets the driver's sender agent drive the media while the writer is idle: an
+ * offer sends before it returns, and a claim is sent by its own {@code commit()} or {@code abort()}
+ * ({@link ClaimCommitSignal}).
+ * <p>
+ * Like Aeron's appender it advances the tail before it writes the frame: a reader that sees the new tail reads the
+ * frame's length with acquire semantics and stops at a length of 0. That relies on the log past the tail being
+ * zero, which the publisher limit guarantees ({@link io.verbus.media.PublicationLog#maxPublisherLimit()}).
  */
 public final class ExclusiveLogPublication extends LogPublication implements ExclusivePublication
 {
     private final DirectSendHandOff directSender;
+    /** True when a claim's commit sends it; else the next call sends what was committed (the fallback). */
+    private final boolean sendOnCommit;
     private int termCount;
     private int termId;
     private int termOffset;
@@ -47,6 +55,7 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
     {
         super(channel, publicationLog, backPressureEvents, closeListener);
         this.directSender = directSender;
+        this.sendOnCommit = null != directSender && ClaimCommitSignal.isAvailable();
         termCount = LogBufferDescriptor.activeTermCount(metaDataBuffer);
         partitionIndex = LogBufferDescriptor.indexByTermCount(termCount);
         final long rawTail = LogBufferDescriptor.rawTailVolatile(metaDataBuffer, partitionIndex);
@@ -105,9 +114,9 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
         {
             return CLOSED;
         }
-        if (null != directSender)
+        if (null != directSender && !sendOnCommit)
         {
-            // Sends what earlier claims committed since the last call.
+            // Without the commit signal, send what earlier claims committed since the last call.
             directSender.writerSendNow();
         }
 
@@ -130,9 +139,25 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
         FrameWriter.writeHeader(termBuffer, termOffset, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_DATA,
             sessionId, streamId, termId);
         bufferClaim.wrap(termBuffer, termOffset, frameLength);
+        if (sendOnCommit)
+        {
+            ClaimCommitSignal.arm(bufferClaim, this);
+        }
         termOffset = resultingOffset;
 
         return termBeginPosition + resultingOffset;
+    }
+
+    /**
+     * A claim of this publication was committed or aborted: send it now, from the committing thread, as an offer
+     * would have. The hand-off keeps the sender single-owner whichever thread commits.
+     */
+    void onClaimCommitted()
+    {
+        if (!isClosed)
+        {
+            directSender.writerSendNow();
+        }
     }
 
     public int flush()
