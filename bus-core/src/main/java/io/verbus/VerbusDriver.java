@@ -92,6 +92,8 @@ final class VerbusDriver implements AutoCloseable
             this.countersManager = countersFile.countersManager();
             this.lock = countersManager;
             this.errorCounter = countersManager.newCounter("errors", CounterTypes.ERRORS_TYPE_ID);
+            final AtomicCounter unblockedPublications = countersManager.newCounter(
+                "unblocked publications", CounterTypes.UNBLOCKED_PUBLICATIONS_TYPE_ID);
             final ErrorHandler userHandler = context.errorHandler();
             this.errorHandler = (throwable) ->
             {
@@ -119,7 +121,8 @@ final class VerbusDriver implements AutoCloseable
                 .threadingMode(context.threadingMode());
             this.mediaFactories = loadMediaFactories();
 
-            this.conductor = new DriverConductor(context.nanoClock(), context.lingerTimeoutNs(), this::onRetire);
+            this.conductor = new DriverConductor(context.nanoClock(), context.lingerTimeoutNs(),
+                context.publicationUnblockTimeoutNs(), unblockedPublications, this::onRetire);
             this.senderAgent = new MediaAgent<>("verbus-sender", MediaSender::doWork, errorHandler);
             this.receiverAgent = new MediaAgent<>("verbus-receiver", MediaReceiver::doWork, errorHandler);
             this.agentThreads = new AgentThreads(
@@ -291,7 +294,7 @@ final class VerbusDriver implements AutoCloseable
                 ensureCountersAvailable(countersNeeded);
                 final NativeSubscription subscription = new NativeSubscription(
                     registrationId, uri, streamId, availableImageHandler, unavailableImageHandler,
-                    (s) -> onIpcSubscriptionClose(s));
+                    (s) -> onIpcSubscriptionClose(s), errorHandler);
                 ipcSubscriptions.add(subscription);
                 subscriptions.add(subscription);
                 for (final NativeLog log : ipcLogs)
@@ -308,7 +311,7 @@ final class VerbusDriver implements AutoCloseable
             final MediaReceiver[] receiverHolder = new MediaReceiver[1];
             final NativeSubscription subscription = new NativeSubscription(
                 registrationId, uri, streamId, availableImageHandler, unavailableImageHandler,
-                (s) -> onMediaSubscriptionClose(s, sink, receiverHolder[0]));
+                (s) -> onMediaSubscriptionClose(s, sink, receiverHolder[0]), errorHandler);
             sink.subscription = subscription;
             receiverHolder[0] = factory.newReceiver(mediaContext, uri, streamId, sink);
             receiverAgent.add(receiverHolder[0]);

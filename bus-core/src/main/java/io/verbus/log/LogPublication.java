@@ -1,5 +1,6 @@
 package io.verbus.log;
 
+import io.aeron.logbuffer.BufferClaim;
 import io.aeron.logbuffer.LogBufferDescriptor;
 import io.verbus.Publication;
 import io.verbus.media.PublicationLog;
@@ -74,12 +75,14 @@ public abstract class LogPublication implements Publication
 
     public long offer(final DirectBuffer buffer, final int offset, final int length)
     {
+        // Checked here too, as the exclusive publication's six-argument offer checks only the lengths.
+        checkOfferArguments(buffer, offset, length, buffer, 0, 0);
         return offer(buffer, offset, length, buffer, 0, 0);
     }
 
     public long positionLimit()
     {
-        return publisherLimit.getVolatile();
+        return isClosed ? CLOSED : publisherLimit.getVolatile();
     }
 
     public boolean isConnected()
@@ -185,6 +188,54 @@ public abstract class LogPublication implements Publication
             throw new IllegalArgumentException(
                 "message length " + total + " exceeds maxMessageLength " + maxMessageLength + " (term length " +
                 termLength + " / 8) on " + channel);
+        }
+    }
+
+    /**
+     * Checks every argument of an offer before anything is claimed, so that a bad call leaves no hole in the log:
+     * a null buffer, a negative offset or length, or a range beyond a buffer's capacity would otherwise fail inside
+     * the copy after the space was claimed.
+     *
+     * @throws IllegalArgumentException naming the argument.
+     */
+    protected final void checkOfferArguments(
+        final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,
+        final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo)
+    {
+        if (null == bufferOne || null == bufferTwo)
+        {
+            throw new IllegalArgumentException("offer: " + (null == bufferOne ? "buffer" : "bufferTwo") +
+                " must not be null");
+        }
+        checkMessageLength(lengthOne, lengthTwo);
+        checkBufferRange(bufferOne, offsetOne, lengthOne, "buffer");
+        checkBufferRange(bufferTwo, offsetTwo, lengthTwo, "bufferTwo");
+    }
+
+    /**
+     * Checks a claim's arguments before anything is claimed.
+     *
+     * @throws IllegalArgumentException for a null claim or a bad length.
+     */
+    protected final void checkClaimArguments(final int length, final BufferClaim bufferClaim)
+    {
+        if (null == bufferClaim)
+        {
+            throw new IllegalArgumentException("tryClaim: bufferClaim must not be null");
+        }
+        checkClaimLength(length);
+    }
+
+    /**
+     * @throws IllegalArgumentException when {@code [offset, offset + length)} is not inside the (non-null) buffer.
+     */
+    private static void checkBufferRange(
+        final DirectBuffer buffer, final int offset, final int length, final String name)
+    {
+        if (offset < 0 || (long)offset + length > buffer.capacity())
+        {
+            throw new IllegalArgumentException("offer: " + name + " range [offset " + offset + ", length " + length +
+                "] is not within its capacity " + buffer.capacity());
         }
     }
 
