@@ -172,6 +172,12 @@ final class NativeSubscription implements Subscription
         }
     }
 
+    /** The Verbus closed: the subscription is closed too, without telling any handler. */
+    void onDriverClosed()
+    {
+        isClosed = true;
+    }
+
     /** Adds an image and tells the handler. Call under the driver's lock. */
     void addImage(final LogImage image)
     {

@@ -6,6 +6,7 @@ import io.verbus.counters.CounterTypes;
 import io.verbus.counters.CountersFile;
 import io.verbus.driver.AgentThreads;
 import io.verbus.driver.DriverConductor;
+import io.verbus.driver.ImagePosition;
 import io.verbus.driver.MediaAgent;
 import io.verbus.driver.NativeLog;
 import io.verbus.log.ConcurrentLogPublication;
@@ -76,7 +77,7 @@ final class VerbusDriver implements AutoCloseable
     private final List<NativeSubscription> ipcSubscriptions = new ArrayList<>();
     private final List<LogPublication> publications = new ArrayList<>();
     private final List<NativeSubscription> subscriptions = new ArrayList<>();
-    private final Map<NativeLog, Runnable> logResources = new IdentityHashMap<>();
+    private final Map<NativeLog, LogResources> logResources = new IdentityHashMap<>();
     private volatile EmbeddedAeron embeddedAeron;
     private int nextSessionId = ThreadLocalRandom.current().nextInt();
     private long nextRegistrationId = 1;
@@ -204,13 +205,7 @@ final class VerbusDriver implements AutoCloseable
                     new PublicationLog(logBuffers, sessionId, streamId, publisherLimit);
                 final NativeLog nativeLog =
                     new NativeLog(registrationId, null == factory, publicationLog, publisherPosition, window);
-                final Runnable releaseLog = () ->
-                {
-                    synchronized (lock)
-                    {
-                        closeAll(allocated);
-                    }
-                };
+                final LogResources releaseLog = new LogResources(logBuffers, allocated);
 
                 final LogPublication publication;
                 if (null == factory)
@@ -341,9 +336,9 @@ final class VerbusDriver implements AutoCloseable
         final PublicationLog publicationLog = log.publicationLog();
         final int sessionId = publicationLog.sessionId();
         final int streamId = publicationLog.streamId();
-        final UnsafeBufferPosition position = newPosition(
+        final ImagePosition position = newImagePosition(
             "sub-pos: ipc stream=" + streamId + " session=" + sessionId + " sub=" + subscription.registrationId(),
-            CounterTypes.SUBSCRIBER_POSITION_TYPE_ID, sessionId, streamId);
+            sessionId, streamId);
         position.setRelease(joinPosition);
         final LogImage image = new LogImage(
             log.registrationId(), sessionId, streamId, publicationLog.initialTermId(),
@@ -431,7 +426,7 @@ final class VerbusDriver implements AutoCloseable
     /** On the conductor thread: a closed log drained or lingered; its images go and its memory lingers. */
     private void onRetire(final NativeLog log)
     {
-        final Runnable release;
+        final LogResources release;
         synchronized (lock)
         {
             if (ipcLogs.remove(log))
@@ -452,7 +447,18 @@ final class VerbusDriver implements AutoCloseable
         }
         if (null != release)
         {
-            conductor.linger(release::run);
+            // A log still lingering when the Verbus closes is quarantined with the rest rather than unmapped.
+            conductor.linger(() ->
+            {
+                if (isClosed)
+                {
+                    release.quarantine();
+                }
+                else
+                {
+                    release.release();
+                }
+            });
         }
     }
 
@@ -486,10 +492,10 @@ final class VerbusDriver implements AutoCloseable
                 {
                     throw new IllegalArgumentException("image id " + descriptor.imageId() + " is already available");
                 }
-                final UnsafeBufferPosition position = newPosition(
+                final ImagePosition position = newImagePosition(
                     "sub-pos: " + subscription.uri().scheme() + " stream=" + streamId + " session=" +
                     descriptor.sessionId() + " source=" + descriptor.sourceIdentity(),
-                    CounterTypes.SUBSCRIBER_POSITION_TYPE_ID, descriptor.sessionId(), streamId);
+                    descriptor.sessionId(), streamId);
                 position.setRelease(descriptor.joinPosition());
                 final LogImage image = new LogImage(
                     descriptor.imageId(), descriptor.sessionId(), streamId, descriptor.initialTermId(),
@@ -531,6 +537,13 @@ final class VerbusDriver implements AutoCloseable
         return new UnsafeBufferPosition((UnsafeBuffer)countersFile.valuesBuffer(), counterId, countersManager);
     }
 
+    private ImagePosition newImagePosition(final String label, final int sessionId, final int streamId)
+    {
+        final int counterId = countersManager.allocate(
+            label, CounterTypes.SUBSCRIBER_POSITION_TYPE_ID, (key) -> putKey(key, sessionId, streamId));
+        return new ImagePosition((UnsafeBuffer)countersFile.valuesBuffer(), counterId, countersManager);
+    }
+
     private static void putKey(final org.agrona.MutableDirectBuffer key, final int sessionId, final int streamId)
     {
         key.putInt(0, sessionId);
@@ -560,7 +573,7 @@ final class VerbusDriver implements AutoCloseable
     int invoke()
     {
         int work = 0;
-        if (null != invoker)
+        if (null != invoker && !isClosed)
         {
             work += invoker.invoke();
             final EmbeddedAeron aeron = embeddedAeron;
@@ -574,6 +587,7 @@ final class VerbusDriver implements AutoCloseable
 
     CountersReader countersReader()
     {
+        ensureOpen();
         return countersManager;
     }
 
@@ -626,18 +640,54 @@ final class VerbusDriver implements AutoCloseable
         }
 
         // Offers now return CLOSED and polls 0; then stop the agents (they close senders and receivers on their
-        // own threads), and only then unmap memory.
+        // own threads), and only then retire the memory. It is quarantined, not unmapped: the application may still
+        // hold a BufferClaim, a CountersReader or an Image, and touching those must never fault the JVM. Accessors
+        // that Verbus owns throw IllegalStateException instead (countersReader(), Image.position()).
         openPublications.forEach(LogPublication::close);
         CloseHelper.quietClose(embeddedAeron);
         agentThreads.close();
-        final List<Runnable> releases;
+        final List<LogResources> releases;
         synchronized (lock)
         {
             releases = new ArrayList<>(logResources.values());
             logResources.clear();
+            for (final NativeSubscription subscription : subscriptions)
+            {
+                for (final LogImage image : subscription.logImages())
+                {
+                    ((ImagePosition)image.subscriberPosition()).onDriverClosed();
+                }
+                subscription.onDriverClosed();
+            }
         }
-        releases.forEach(Runnable::run);
-        countersFile.close();
+        releases.forEach(LogResources::quarantine);
+        countersFile.quarantine();
+    }
+
+    /** A log's memory and counters: released after the linger while Verbus runs, quarantined when it closes. */
+    private final class LogResources
+    {
+        private final LogBuffers logBuffers;
+        private final List<AutoCloseable> allocated;
+
+        LogResources(final LogBuffers logBuffers, final List<AutoCloseable> allocated)
+        {
+            this.logBuffers = logBuffers;
+            this.allocated = allocated;
+        }
+
+        void release()
+        {
+            synchronized (lock)
+            {
+                closeAll(allocated);
+            }
+        }
+
+        void quarantine()
+        {
+            logBuffers.quarantine();
+        }
     }
 
     private static void closeAll(final List<AutoCloseable> resources)
