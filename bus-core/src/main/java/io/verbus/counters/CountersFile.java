@@ -113,12 +113,24 @@ public final class CountersFile implements AutoCloseable
             final int metaDataLength = maxCounters * CountersReader.METADATA_LENGTH;
             final int valuesLength = maxCounters * CountersReader.COUNTER_LENGTH;
             final long fileLength = (long)HEADER_LENGTH + metaDataLength + valuesLength;
+            io.verbus.memory.MemoryMapper.checkSpace(dir, fileLength, path);
             final Arena arena = Arena.ofShared();
             final MemorySegment segment;
             try (FileChannel channel = FileChannel.open(
                 path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE))
             {
                 segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, fileLength, arena);
+            }
+            try
+            {
+                // Now, not when a counter is allocated later: a full dir must fail here, naming the path.
+                io.verbus.memory.MemoryMapper.preTouch(segment, io.verbus.memory.MemoryMapper.PAGE_SIZE, path);
+            }
+            catch (final RuntimeException ex)
+            {
+                arena.close();
+                Files.deleteIfExists(path);
+                throw ex;
             }
 
             final CountersFile file = new CountersFile(arena, path, true, segment, metaDataLength, valuesLength);

@@ -80,8 +80,19 @@ public final class ShmDevice extends SoftDevice
         {
             throw new FabricException("cannot create shm device directory " + directory + ": " + ex, ex);
         }
-        regions = ShmFiles.createAndMap(directory.resolve(REGIONS_FILE), REGIONS_LENGTH, arena);
-        control = ShmFiles.createAndMap(directory.resolve(CONTROL_FILE), CONTROL_LENGTH, arena);
+        try
+        {
+            // The region table stays sparse (entries are written as regions are registered); the control file is
+            // touched now, so a full file system fails here with a clear error.
+            regions = ShmFiles.createAndMap(directory.resolve(REGIONS_FILE), REGIONS_LENGTH, arena, false);
+            control = ShmFiles.createAndMap(directory.resolve(CONTROL_FILE), CONTROL_LENGTH, arena, true);
+        }
+        catch (final RuntimeException ex)
+        {
+            arena.close();
+            ShmFiles.deleteRecursively(directory);
+            throw ex;
+        }
         control.set(ValueLayout.JAVA_LONG, CONTROL_PID_OFFSET, ProcessHandle.current().pid());
         control.set(ValueLayout.JAVA_INT, CONTROL_VERSION_OFFSET, VERSION);
         LONG.setRelease(control, (long)CONTROL_HEARTBEAT_NS_OFFSET, System.nanoTime());
@@ -160,7 +171,8 @@ public final class ShmDevice extends SoftDevice
             path = hugetlbfs.resolve("verbus-" + HexFormat.of().formatHex(gid) + "-" + fileName);
             try
             {
-                segment = ShmFiles.createAndMap(path, ShmFiles.roundUp(length, ShmFiles.hugePageBytes()), arena);
+                segment = ShmFiles.createAndMap(
+                    path, ShmFiles.roundUp(length, ShmFiles.hugePageBytes()), arena, true);
             }
             catch (final FabricException ex)
             {
@@ -171,11 +183,15 @@ public final class ShmDevice extends SoftDevice
         if (null == segment)
         {
             path = directory.resolve(fileName);
-            segment = ShmFiles.createAndMap(path, ShmFiles.roundUp(length, 4096), arena);
-        }
-        for (long offset = 0; offset < segment.byteSize(); offset += 4096)
-        {
-            segment.set(ValueLayout.JAVA_BYTE, offset, (byte)0);
+            try
+            {
+                segment = ShmFiles.createAndMap(path, ShmFiles.roundUp(length, 4096), arena, true);
+            }
+            catch (final FabricException ex)
+            {
+                deleteQuietly(path);
+                throw ex;
+            }
         }
         allocations.add(new Allocation(segment.address(), segment.byteSize(), path));
         return segment.asSlice(0, length);
@@ -209,15 +225,26 @@ public final class ShmDevice extends SoftDevice
         final SoftRegionTable table = regionTable();
         final int key = table.reserveKey();
         final long base = (long)(key & 0xFFFF) * ENTRY_LENGTH;
-        INT.setRelease(regions, base + ENTRY_STATE_OFFSET, ENTRY_FREE);
-        regions.set(ValueLayout.JAVA_INT, base + ENTRY_KEY_OFFSET, key);
-        regions.set(ValueLayout.JAVA_INT, base + ENTRY_PD_OFFSET, pd.id());
-        regions.set(ValueLayout.JAVA_INT, base + ENTRY_ACCESS_OFFSET, accessFlags);
-        regions.set(ValueLayout.JAVA_LONG, base + ENTRY_ADDRESS_OFFSET, segment.address());
-        regions.set(ValueLayout.JAVA_LONG, base + ENTRY_LENGTH_OFFSET, segment.byteSize());
-        regions.set(ValueLayout.JAVA_LONG, base + ENTRY_FILE_OFFSET_OFFSET, backing.fileOffset());
-        regions.set(ValueLayout.JAVA_INT, base + ENTRY_PATH_LENGTH_OFFSET, path.length);
-        MemorySegment.copy(path, 0, regions, ValueLayout.JAVA_BYTE, base + ENTRY_PATH_OFFSET, path.length);
+        try
+        {
+            // The table file is sparse: the first entry written in a page allocates it, and on a full file system
+            // that write faults (SIGBUS, an InternalError here). That must be one failed registration, not a dead
+            // control thread.
+            INT.setRelease(regions, base + ENTRY_STATE_OFFSET, ENTRY_FREE);
+            regions.set(ValueLayout.JAVA_INT, base + ENTRY_KEY_OFFSET, key);
+            regions.set(ValueLayout.JAVA_INT, base + ENTRY_PD_OFFSET, pd.id());
+            regions.set(ValueLayout.JAVA_INT, base + ENTRY_ACCESS_OFFSET, accessFlags);
+            regions.set(ValueLayout.JAVA_LONG, base + ENTRY_ADDRESS_OFFSET, segment.address());
+            regions.set(ValueLayout.JAVA_LONG, base + ENTRY_LENGTH_OFFSET, segment.byteSize());
+            regions.set(ValueLayout.JAVA_LONG, base + ENTRY_FILE_OFFSET_OFFSET, backing.fileOffset());
+            regions.set(ValueLayout.JAVA_INT, base + ENTRY_PATH_LENGTH_OFFSET, path.length);
+            MemorySegment.copy(path, 0, regions, ValueLayout.JAVA_BYTE, base + ENTRY_PATH_OFFSET, path.length);
+        }
+        catch (final InternalError ex)
+        {
+            table.unreserve(key);
+            throw ShmFiles.noSpace(directory.resolve(REGIONS_FILE), ENTRY_LENGTH, -1);
+        }
         final SoftMemoryRegion region = new SoftMemoryRegion(table, segment, key, accessFlags, pd.id())
         {
             @Override

@@ -74,7 +74,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         this.maxMessageLength = device.attributes().maxMessageLength();
         this.filePath = device.directory().resolve(QP_FILE_PREFIX + qpNumber);
         final int slotCapacity = ShmDevice.SEND_SLOT_CAPACITY;
-        this.file = ShmFiles.createAndMap(filePath, qpFileLength(rqDepth, slotCapacity), arena);
+        this.file = createFile(filePath, qpFileLength(rqDepth, slotCapacity), arena);
         this.slotBase = qpHeaderLength(rqDepth);
         this.slotLength = qpSlotLength(slotCapacity);
         file.set(ValueLayout.JAVA_INT, QP_PD_OFFSET, protectionDomainId);
@@ -85,6 +85,27 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         if (receiveCq != sendCq)
         {
             receiveCq.addProgress(this);
+        }
+    }
+
+    private static MemorySegment createFile(final Path path, final long length, final Arena arena)
+    {
+        try
+        {
+            return ShmFiles.createAndMap(path, length, arena, true);
+        }
+        catch (final RuntimeException ex)
+        {
+            arena.close();
+            try
+            {
+                java.nio.file.Files.deleteIfExists(path);
+            }
+            catch (final java.io.IOException ignore)
+            {
+                // reporting the failure matters more
+            }
+            throw ex;
         }
     }
 

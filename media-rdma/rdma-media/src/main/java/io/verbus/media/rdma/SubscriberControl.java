@@ -56,6 +56,8 @@ final class SubscriberControl implements AutoCloseable
     private final AtomicInteger liveQueuePairs = new AtomicInteger();
     private final ArrayDeque<Lingering> lingering = new ArrayDeque<>();
     private final AtomicLong imageIds;
+    private final RateLimitedLog rejectionLog = new RateLimitedLog(LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
+    private final RateLimitedLog failureLog = new RateLimitedLog(LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
     private FabricEndpoint endpoint;
     private BlockPool positionBlocks;
     private BlockPool sourceBlocks;
@@ -138,8 +140,8 @@ final class SubscriberControl implements AutoCloseable
             {
                 rejected.incrementAndGet();
                 RdmaCounters.set(rejectedCounter, rejected.get());
-                LOGGER.log(System.Logger.Level.WARNING, "rdma subscription " + name + ": handshake failed: " +
-                    ex.getMessage() + "; nothing registered for it");
+                rejectionLog.log(System.Logger.Level.WARNING, "rdma subscription " + name + ": handshake failed: " +
+                    ex.getMessage() + "; nothing registered for it; retrying");
             }
             catch (final IOException ex)
             {
@@ -149,9 +151,12 @@ final class SubscriberControl implements AutoCloseable
                     connection.requestClose("control connection failed: " + ex);
                 }
             }
-            catch (final RuntimeException ex)
+            catch (final RuntimeException | InternalError ex)
             {
-                LOGGER.log(System.Logger.Level.WARNING, "rdma subscription " + name + ": " + ex);
+                // Whatever the environment throws (a full or read-only fabric directory, a SIGBUS turned into an
+                // InternalError by the JVM), this thread must live on and retry: it is the subscription's only way
+                // back to its publisher.
+                failureLog.log(System.Logger.Level.WARNING, "rdma subscription " + name + ": " + ex + "; retrying");
                 if (null != connection)
                 {
                     connection.requestClose("control failure: " + ex);
@@ -280,7 +285,7 @@ final class SubscriberControl implements AutoCloseable
             freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, qp, null, false);
             throw ex;
         }
-        catch (final RuntimeException ex)
+        catch (final RuntimeException | InternalError ex)
         {
             freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, qp, null, false);
             throw new HandshakeException(HandshakeException.Reason.RESOURCES,
@@ -301,20 +306,27 @@ final class SubscriberControl implements AutoCloseable
             endpoint.close();
             endpoint = null;
         }
+        FabricEndpoint opened = null;
         try
         {
-            endpoint = FabricEndpoint.open(providerName, fabricContext);
+            opened = FabricEndpoint.open(providerName, fabricContext);
             positionBlocks = new BlockPool(
-                endpoint.device().allocateMemory((long)POSITION_BLOCKS * SlotLayout.BLOCK_LENGTH),
+                opened.device().allocateMemory((long)POSITION_BLOCKS * SlotLayout.BLOCK_LENGTH),
                 SlotLayout.BLOCK_LENGTH);
             final int sourceLength = params.queueDepth() * SlotLayout.BLOCK_LENGTH;
-            sourceBlocks = new BlockPool(endpoint.device().allocateMemory((long)POSITION_BLOCKS * sourceLength),
+            sourceBlocks = new BlockPool(opened.device().allocateMemory((long)POSITION_BLOCKS * sourceLength),
                 sourceLength);
+            endpoint = opened;
             return endpoint;
         }
-        catch (final RuntimeException ex)
+        catch (final RuntimeException | InternalError ex)
         {
-            throw new HandshakeException(HandshakeException.Reason.PROVIDER_MISMATCH,
+            // Half opened (e.g. the fabric directory filled up): close it, so the next attempt starts afresh.
+            if (null != opened)
+            {
+                opened.close();
+            }
+            throw new HandshakeException(HandshakeException.Reason.RESOURCES,
                 "cannot open fabric provider " + providerName + ": " + ex.getMessage(), ex);
         }
     }

@@ -1,0 +1,52 @@
+package io.verbus.media.rdma;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Logs one kind of event at most once per interval and says how many were left out, so that a peer (or a full
+ * disk) that makes the same thing fail thousands of times a second costs a line every few seconds, not a log storm.
+ * Every event is still counted by the caller; the suppressed count in the next line keeps the log and the counters
+ * in agreement. Control paths only: it takes a lock and formats strings.
+ */
+final class RateLimitedLog
+{
+    /** Default interval between two lines of the same kind. */
+    static final long DEFAULT_INTERVAL_NS = TimeUnit.SECONDS.toNanos(5);
+
+    private final System.Logger logger;
+    private final long intervalNs;
+    private long lastLoggedNs;
+    private boolean loggedOnce;
+    private long suppressed;
+
+    RateLimitedLog(final System.Logger logger, final long intervalNs)
+    {
+        this.logger = logger;
+        this.intervalNs = intervalNs;
+    }
+
+    /**
+     * @return true when the line was written, false when it was only counted as suppressed.
+     */
+    synchronized boolean log(final System.Logger.Level level, final String message)
+    {
+        final long nowNs = System.nanoTime();
+        if (loggedOnce && nowNs - lastLoggedNs < intervalNs)
+        {
+            suppressed++;
+            return false;
+        }
+        final long left = suppressed;
+        suppressed = 0;
+        loggedOnce = true;
+        lastLoggedNs = nowNs;
+        logger.log(level, 0 == left ? message : message + " (and " + left + " more like it since the previous line)");
+        return true;
+    }
+
+    /** @return events counted but not logged since the last line. */
+    synchronized long suppressed()
+    {
+        return suppressed;
+    }
+}
