@@ -30,6 +30,7 @@ final class FabricEndpoint implements AutoCloseable
     private final ProtectionDomain pd;
     private final int providerId;
     private final ArrayDeque<MemorySegment> freeRings = new ArrayDeque<>();
+    private long ringBytesAllocated;
     private boolean closed;
 
     private FabricEndpoint(final Fabric fabric, final Device device, final ProtectionDomain pd)
@@ -125,7 +126,31 @@ final class FabricEndpoint implements AutoCloseable
                 return segment;
             }
         }
-        return device.allocateMemory(length);
+        final MemorySegment ring = device.allocateMemory(length);
+        ringBytesAllocated += length;
+        return ring;
+    }
+
+    /** @return true when {@link #acquireRing(long)} of this length would reuse pooled memory. */
+    synchronized boolean hasPooledRing(final long length)
+    {
+        for (final MemorySegment segment : freeRings)
+        {
+            if (segment.byteSize() == length)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * @return bytes of ring memory this endpoint has allocated from its device: in use, lingering and pooled (device
+     * memory is only given back when the device closes).
+     */
+    synchronized long ringBytesAllocated()
+    {
+        return ringBytesAllocated;
     }
 
     /** Return a ring once nothing can read it any more (after the image's linger). */

@@ -48,6 +48,7 @@ final class SubscriberControl implements AutoCloseable
     private final String name;
     private final long stepTimeoutMs;
     private final long lingerNs;
+    private final SubscriberLimits limits;
     private final Thread thread;
     private final AtomicCounter rejectedCounter;
     private final AtomicLong rejected = new AtomicLong();
@@ -87,6 +88,7 @@ final class SubscriberControl implements AutoCloseable
         this.name = "stream=" + streamId + " publisher=" + params.endpointHost() + ":" + params.endpointPort();
         this.stepTimeoutMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(params.timeoutNs()));
         this.lingerNs = Math.max(TimeUnit.SECONDS.toNanos(1), params.timeoutNs());
+        this.limits = SubscriberLimits.fromSystemProperties();
         rejectedCounter = RdmaCounters.allocate(countersManager, RdmaCounters.HANDSHAKES_REJECTED_TYPE_ID,
             "rdma handshakes rejected: " + name);
         thread = Thread.ofPlatform().daemon().name("verbus-rdma-sub-" + streamId).unstarted(this::run);
@@ -243,7 +245,14 @@ final class SubscriberControl implements AutoCloseable
         throws HandshakeException
     {
         HandshakeValidator.validateTermLength("CHALLENGE.termLength", publication.termLength());
-        final FabricEndpoint endpoint = endpointFor(publication.providerId());
+        if (publication.termLength() > limits.maxTermLength())
+        {
+            throw new HandshakeException(HandshakeException.Reason.OUT_OF_RANGE, "CHALLENGE.termLength=" +
+                publication.termLength() + " exceeds this subscriber's cap " + SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME +
+                "=" + limits.maxTermLength() + " (a ring is three terms of pinned memory)");
+        }
+        final FabricEndpoint endpoint = withinRingMemory(endpointFor(publication.providerId()),
+            publication.providerId(), 3L * publication.termLength());
         MemorySegment ring = null;
         MemoryRegion ringRegion = null;
         int positionIndex = -1;
@@ -291,6 +300,30 @@ final class SubscriberControl implements AutoCloseable
             throw new HandshakeException(HandshakeException.Reason.RESOURCES,
                 "cannot register the ring: " + ex.getMessage(), ex);
         }
+    }
+
+    /**
+     * Keeps the ring memory this subscription holds under {@link SubscriberLimits#maxRingMemory()}. Device memory is
+     * only given back when the device closes, so when a new ring would pass the cap and no lingering ring can still
+     * be read, the endpoint is reopened afresh; while rings linger the attempt is refused and retried later.
+     */
+    private FabricEndpoint withinRingMemory(final FabricEndpoint endpoint, final int providerId, final long ringLength)
+        throws HandshakeException
+    {
+        if (endpoint.hasPooledRing(ringLength) || endpoint.ringBytesAllocated() + ringLength <= limits.maxRingMemory())
+        {
+            return endpoint;
+        }
+        if (lingering.isEmpty())
+        {
+            this.endpoint = null;
+            endpoint.close();
+            return endpointFor(providerId);
+        }
+        throw new HandshakeException(HandshakeException.Reason.RESOURCES, "a ring of " + ringLength +
+            " bytes would take this subscription's ring memory past " + SubscriberLimits.MAX_RING_MEMORY_PROP_NAME +
+            "=" + limits.maxRingMemory() + " (" + endpoint.ringBytesAllocated() + " held, some still lingering " +
+            "after a disconnect); retrying after the linger");
     }
 
     private FabricEndpoint endpointFor(final int providerId) throws HandshakeException
