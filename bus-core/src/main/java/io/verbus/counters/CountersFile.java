@@ -98,7 +98,7 @@ public final class CountersFile implements AutoCloseable
         final Path path = dir.resolve(FILE_NAME);
         try
         {
-            Files.createDirectories(dir);
+            io.verbus.memory.OwnerOnlyFiles.ensureDirectory(dir, "Verbus dir");
             if (Files.exists(path))
             {
                 final long pid = readPid(path);
@@ -116,8 +116,9 @@ public final class CountersFile implements AutoCloseable
             io.verbus.memory.MemoryMapper.checkSpace(dir, fileLength, path);
             final Arena arena = Arena.ofShared();
             final MemorySegment segment;
-            try (FileChannel channel = FileChannel.open(
-                path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE))
+            try (FileChannel channel = FileChannel.open(path,
+                java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE),
+                io.verbus.memory.OwnerOnlyFiles.fileAttribute()))
             {
                 segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, fileLength, arena);
             }

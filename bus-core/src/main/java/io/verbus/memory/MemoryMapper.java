@@ -107,14 +107,7 @@ public final class MemoryMapper
             }
         }
 
-        try
-        {
-            Files.createDirectories(fallbackDir);
-        }
-        catch (final IOException ex)
-        {
-            throw new UncheckedIOException("cannot create " + fallbackDir, ex);
-        }
+        OwnerOnlyFiles.ensureDirectory(fallbackDir, "Verbus dir");
         return mapFile(fallbackDir.resolve(fileName), align(length, PAGE_SIZE), PAGE_SIZE, false, keepFile);
     }
 
@@ -247,8 +240,10 @@ public final class MemoryMapper
         try
         {
             final MemorySegment segment;
-            try (FileChannel channel = FileChannel.open(
-                path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE))
+            // rw-------: a log holds every message of its stream.
+            try (FileChannel channel = FileChannel.open(path,
+                java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE),
+                OwnerOnlyFiles.fileAttribute()))
             {
                 segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
             }

@@ -9,6 +9,7 @@ import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.PortAttributes;
 import io.verbus.fabric.PortState;
 import io.verbus.fabric.QueuePairConfig;
+import io.verbus.fabric.soft.OwnerOnlyFiles;
 import io.verbus.fabric.soft.SoftDevice;
 import io.verbus.fabric.soft.SoftMemoryRegion;
 import io.verbus.fabric.soft.SoftProtectionDomain;
@@ -73,12 +74,14 @@ public final class ShmDevice extends SoftDevice
         this.directory = context.shmDirectory().resolve("dev-" + HexFormat.of().formatHex(gid));
         try
         {
-            Files.createDirectories(directory);
+            // rwx------ for the fabric directory and the device's: ring files hold every message.
+            OwnerOnlyFiles.ensureDirectory(context.shmDirectory(), "shm fabric directory");
+            OwnerOnlyFiles.ensureDirectory(directory, "shm device directory");
             ShmStaleDevices.sweep(context.shmDirectory(), livenessTimeoutNs);
         }
-        catch (final IOException ex)
+        catch (final java.io.UncheckedIOException | IllegalStateException ex)
         {
-            throw new FabricException("cannot create shm device directory " + directory + ": " + ex, ex);
+            throw new FabricException("cannot create shm device directory " + directory + ": " + ex.getMessage(), ex);
         }
         try
         {

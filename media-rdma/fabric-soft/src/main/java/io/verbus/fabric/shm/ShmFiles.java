@@ -38,8 +38,10 @@ final class ShmFiles
     static MemorySegment createAndMap(final Path path, final long length, final Arena arena, final boolean preTouch)
     {
         final MemorySegment segment;
-        try (FileChannel channel = FileChannel.open(
-            path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE))
+        // rw-------: the peers that map it run as the same user, and a ring file holds every message.
+        try (FileChannel channel = FileChannel.open(path,
+            java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE),
+            io.verbus.fabric.soft.OwnerOnlyFiles.fileAttribute()))
         {
             if (preTouch)
             {

@@ -32,6 +32,15 @@ final class ControlListener implements AutoCloseable
     interface Handler
     {
         void onConnection(SocketMessageTransport transport, byte[] hello);
+
+        /**
+         * The endpoint rejected a connection before it reached any publication (a bad first message, an unknown
+         * stream): each publication on the endpoint counts it in its {@code rdma handshakes rejected} counter, so the
+         * counters agree with the log.
+         */
+        default void onEndpointRejection()
+        {
+        }
     }
 
     private static final Map<String, ControlListener> LISTENERS = new HashMap<>();
@@ -166,7 +175,7 @@ final class ControlListener implements AutoCloseable
         }
         catch (final HandshakeException ex)
         {
-            rejected.incrementAndGet();
+            onRejected();
             PublisherControl.LOGGER.log(System.Logger.Level.WARNING, "rdma endpoint " + key +
                 ": rejected handshake from " + socket.getRemoteSocketAddress() + ": " + ex.getMessage() +
                 "; nothing registered for it");
@@ -186,7 +195,7 @@ final class ControlListener implements AutoCloseable
         }
         catch (final IOException | RuntimeException ex)
         {
-            rejected.incrementAndGet();
+            onRejected();
             PublisherControl.LOGGER.log(System.Logger.Level.WARNING, "rdma endpoint " + key +
                 ": rejected connection from " + socket.getRemoteSocketAddress() + ": " + ex +
                 "; nothing registered for it");
@@ -197,6 +206,15 @@ final class ControlListener implements AutoCloseable
             {
                 transport.close();
             }
+        }
+    }
+
+    private void onRejected()
+    {
+        rejected.incrementAndGet();
+        for (final Handler handler : handlers.values())
+        {
+            handler.onEndpointRejection();
         }
     }
 

@@ -81,12 +81,24 @@ final class PublisherControl implements AutoCloseable
         sourceBlocks = new BlockPool(endpoint.device().allocateMemory((long)maxSubscribers * sourceLength),
             sourceLength);
         listener = ControlListener.register(params.endpointHost(), params.endpointPort(), log.streamId(),
-            stepTimeoutMs, this::onConnection);
+            stepTimeoutMs, new ControlListener.Handler()
+            {
+                public void onConnection(final SocketMessageTransport transport, final byte[] hello)
+                {
+                    PublisherControl.this.onConnection(transport, hello);
+                }
+
+                public void onEndpointRejection()
+                {
+                    updateRejectedCounter();
+                }
+            });
         portCounter = RdmaCounters.allocate(countersManager, RdmaCounters.CONTROL_PORT_TYPE_ID,
             "rdma control port: " + name + " " + params.endpointHost());
         RdmaCounters.set(portCounter, listener.port());
         rejectedCounter = RdmaCounters.allocate(countersManager, RdmaCounters.HANDSHAKES_REJECTED_TYPE_ID,
             "rdma handshakes rejected: " + name);
+        updateRejectedCounter(); // the endpoint may be shared and may have rejected connections already
     }
 
     int port()
@@ -108,6 +120,20 @@ final class PublisherControl implements AutoCloseable
     long rejectedHandshakes()
     {
         return rejected.get() + listener.rejectedHandshakes();
+    }
+
+    /**
+     * The counter shows what {@link #rejectedHandshakes()} returns: this publication's rejections and its endpoint's,
+     * each of which has its log line (or is counted in a rate-limited line's "and N more"). Monotonic even when
+     * handshake threads race to update it.
+     */
+    private void updateRejectedCounter()
+    {
+        final AtomicCounter counter = rejectedCounter;
+        if (null != counter)
+        {
+            counter.proposeMaxRelease(rejectedHandshakes());
+        }
     }
 
     /** A connection whose HELLO names this stream, on its own virtual thread. */
@@ -172,18 +198,26 @@ final class PublisherControl implements AutoCloseable
         catch (final HandshakeException ex)
         {
             rejected.incrementAndGet();
-            RdmaCounters.set(rejectedCounter, rejected.get());
+            updateRejectedCounter();
             LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": rejected handshake from " +
                 transport.peer() + ": " + ex.getMessage() + "; nothing registered for it");
         }
         catch (final RuntimeException ex)
         {
-            LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": control connection from " +
-                transport.peer() + " failed: " + ex);
             if (null != connection)
             {
+                LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": control connection from " +
+                    transport.peer() + " failed: " + ex);
                 connection.requestClose("control failure: " + ex);
                 awaitRetiredThenFree(connection);
+            }
+            else
+            {
+                // Failed before admission: a rejection like any other, counted and logged as one.
+                rejected.incrementAndGet();
+                updateRejectedCounter();
+                LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": rejected handshake from " +
+                    transport.peer() + ": " + ex + "; nothing registered for it");
             }
         }
         finally

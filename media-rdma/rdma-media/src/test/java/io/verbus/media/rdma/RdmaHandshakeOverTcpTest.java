@@ -78,6 +78,8 @@ class RdmaHandshakeOverTcpTest
                 assertEquals(0, rig.sender.queuePairCount(), "client " + client + " got a QP");
             }
             rig.awaitCondition("every client rejected", 30_000, () -> rig.sender.rejectedHandshakes() == CLIENTS);
+            assertEquals(CLIENTS, rejectedCounter(rig),
+                "the rdma handshakes rejected counter counts every rejection, the endpoint's included");
 
             final long rejectionLines = records.stream().filter(r -> r.getLevel() == Level.WARNING &&
                 r.getMessage().contains("rejected handshake") && r.getMessage().contains("nothing registered"))
@@ -97,6 +99,20 @@ class RdmaHandshakeOverTcpTest
             logger.removeHandler(handler);
             logger.setUseParentHandlers(parentHandlers);
         }
+    }
+
+    static long rejectedCounter(final RdmaRig rig)
+    {
+        final org.agrona.concurrent.status.CountersManager counters = rig.support.countersManager;
+        final long[] value = {-1};
+        counters.forEach((id, typeId, key, label) ->
+        {
+            if (RdmaCounters.HANDSHAKES_REJECTED_TYPE_ID == typeId && label.startsWith("rdma handshakes rejected: stream="))
+            {
+                value[0] = counters.getCounterValue(id);
+            }
+        });
+        return value[0];
     }
 
     private static void attack(final InetSocketAddress address, final Random random, final int kind) throws Exception
