@@ -53,6 +53,7 @@ public final class Verbus implements AutoCloseable
      */
     public static Verbus launch(final Context context)
     {
+        io.verbus.log.OfferArguments.checkNotNull(context, "launch: context");
         context.conclude();
         return new Verbus(context);
     }
@@ -111,6 +112,8 @@ public final class Verbus implements AutoCloseable
         final AvailableImageHandler availableImageHandler,
         final UnavailableImageHandler unavailableImageHandler)
     {
+        io.verbus.log.OfferArguments.checkNotNull(availableImageHandler, "addSubscription: availableImageHandler");
+        io.verbus.log.OfferArguments.checkNotNull(unavailableImageHandler, "addSubscription: unavailableImageHandler");
         return driver.addSubscription(channel, streamId, availableImageHandler, unavailableImageHandler);
     }
 

@@ -73,6 +73,27 @@ class PublicationArgumentsTest
     }
 
     @Test
+    void shouldRejectBadArgumentsOnAeronChannelsAndTheVerbusItself()
+    {
+        rejected(() -> Verbus.launch(null), "must not be null");
+        try (Verbus verbus = Verbus.launch(TestSupport.context(tempDir)))
+        {
+            rejected(() -> verbus.addSubscription("ipc", 1, null, image -> {}), "availableImageHandler");
+            rejected(() -> verbus.addSubscription("ipc", 1, image -> {}, null), "unavailableImageHandler");
+
+            final Publication aeron = verbus.addPublication("aeron:ipc", 9);
+            final Subscription aeronSubscription = verbus.addSubscription("aeron:ipc", 9);
+            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[64]);
+            rejected(() -> aeron.offer(null, 0, 10), "must not be null");
+            rejected(() -> aeron.offer(buffer, 60, 10), "not within its capacity");
+            rejected(() -> aeron.offer(buffer, 0, 8, buffer, -1, 8), "not within its capacity");
+            rejected(() -> aeron.tryClaim(10, null), "bufferClaim must not be null");
+            rejected(() -> aeronSubscription.poll(null, 10), "must not be null");
+            rejected(() -> aeronSubscription.controlledPoll(null, 10), "must not be null");
+        }
+    }
+
+    @Test
     void shouldRejectANullHandler()
     {
         try (Verbus verbus = Verbus.launch(TestSupport.context(tempDir)))

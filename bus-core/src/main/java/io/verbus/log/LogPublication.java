@@ -202,14 +202,11 @@ public abstract class LogPublication implements Publication
         final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,
         final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo)
     {
-        if (null == bufferOne || null == bufferTwo)
-        {
-            throw new IllegalArgumentException("offer: " + (null == bufferOne ? "buffer" : "bufferTwo") +
-                " must not be null");
-        }
+        OfferArguments.checkNotNull(bufferOne, "offer: buffer");
+        OfferArguments.checkNotNull(bufferTwo, "offer: bufferTwo");
         checkMessageLength(lengthOne, lengthTwo);
-        checkBufferRange(bufferOne, offsetOne, lengthOne, "buffer");
-        checkBufferRange(bufferTwo, offsetTwo, lengthTwo, "bufferTwo");
+        OfferArguments.checkBuffer(bufferOne, offsetOne, lengthOne, "buffer");
+        OfferArguments.checkBuffer(bufferTwo, offsetTwo, lengthTwo, "bufferTwo");
     }
 
     /**
@@ -219,24 +216,8 @@ public abstract class LogPublication implements Publication
      */
     protected final void checkClaimArguments(final int length, final BufferClaim bufferClaim)
     {
-        if (null == bufferClaim)
-        {
-            throw new IllegalArgumentException("tryClaim: bufferClaim must not be null");
-        }
+        OfferArguments.checkNotNull(bufferClaim, "tryClaim: bufferClaim");
         checkClaimLength(length);
-    }
-
-    /**
-     * @throws IllegalArgumentException when {@code [offset, offset + length)} is not inside the (non-null) buffer.
-     */
-    private static void checkBufferRange(
-        final DirectBuffer buffer, final int offset, final int length, final String name)
-    {
-        if (offset < 0 || (long)offset + length > buffer.capacity())
-        {
-            throw new IllegalArgumentException("offer: " + name + " range [offset " + offset + ", length " + length +
-                "] is not within its capacity " + buffer.capacity());
-        }
     }
 
     protected final void checkClaimLength(final int length)
