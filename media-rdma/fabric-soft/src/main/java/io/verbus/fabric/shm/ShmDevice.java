@@ -65,6 +65,7 @@ public final class ShmDevice extends SoftDevice
     private final Map<String, ShmPeer> peers = new HashMap<>();
     private final List<Allocation> allocations = new CopyOnWriteArrayList<>();
     private final long livenessTimeoutNs;
+    private final ShmConfinement confinement;
 
     private ShmDevice(final String name, final byte[] gid, final FabricContext context)
     {
@@ -78,6 +79,7 @@ public final class ShmDevice extends SoftDevice
             OwnerOnlyFiles.ensureDirectory(context.shmDirectory(), "shm fabric directory");
             OwnerOnlyFiles.ensureDirectory(directory, "shm device directory");
             ShmStaleDevices.sweep(context.shmDirectory(), livenessTimeoutNs);
+            confinement = new ShmConfinement(context.shmDirectory());
         }
         catch (final java.io.UncheckedIOException | IllegalStateException ex)
         {
@@ -171,7 +173,7 @@ public final class ShmDevice extends SoftDevice
         Path path = null;
         if (null != hugetlbfs)
         {
-            path = hugetlbfs.resolve("verbus-" + HexFormat.of().formatHex(gid) + "-" + fileName);
+            path = hugetlbfs.resolve(ShmConfinement.hugetlbfsFilePrefix(HexFormat.of().formatHex(gid)) + fileName);
             try
             {
                 segment = ShmFiles.createAndMap(
@@ -215,8 +217,18 @@ public final class ShmDevice extends SoftDevice
         {
             throw new IllegalArgumentException("the shm provider can only give remote access (" +
                 AccessFlags.toString(accessFlags) + ") to a shared file mapping that peer processes can map: " +
-                "allocate it with Device.allocateMemory or map a file in /dev/shm or hugetlbfs; the segment at 0x" +
-                Long.toHexString(segment.address()) + " is not one");
+                "allocate it with Device.allocateMemory or map a file in the shm fabric directory or hugetlbfs; the " +
+                "segment at 0x" + Long.toHexString(segment.address()) + " is not one");
+        }
+        try
+        {
+            // Peers refuse a region file anywhere else; refuse it here first, with the reason.
+            confinement.confineRegionFile(backing.path().toString(), HexFormat.of().formatHex(gid));
+        }
+        catch (final FabricException ex)
+        {
+            throw new IllegalArgumentException("the shm provider gives remote access only to files in the shm " +
+                "fabric directory or on hugetlbfs: " + ex.getMessage(), ex);
         }
         final byte[] path = backing.path().toString().getBytes(StandardCharsets.UTF_8);
         if (path.length > ENTRY_MAX_PATH_BYTES)
@@ -294,7 +306,8 @@ public final class ShmDevice extends SoftDevice
         ShmPeer peer = peers.get(hex);
         if (null == peer)
         {
-            peer = ShmPeer.open(context.shmDirectory().resolve("dev-" + hex), livenessTimeoutNs);
+            peer = ShmPeer.open(confinement, hex, livenessTimeoutNs,
+                (reason) -> context.errorHandler().onError(new FabricException(reason)));
             peers.put(hex, peer);
         }
         peer.retain();

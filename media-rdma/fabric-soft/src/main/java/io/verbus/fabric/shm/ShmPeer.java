@@ -24,39 +24,68 @@ final class ShmPeer implements AutoCloseable
     {
     }
 
+    /** A region whose file was refused: later uses of its key are refused at once, without another attempt. */
+    private static final MemorySegment REFUSED = MemorySegment.NULL;
+
     private final Path directory;
+    private final ShmConfinement confinement;
+    private final String gidHex;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment control;
     private final MemorySegment regions;
     private final Mapping[] mappings = new Mapping[SoftRegionTable.MAX_REGIONS];
     private final long livenessTimeoutNs;
+    private final java.util.function.Consumer<String> refusals;
     private int references;
 
-    private ShmPeer(final Path directory, final long livenessTimeoutNs)
+    private ShmPeer(
+        final ShmConfinement confinement,
+        final String gidHex,
+        final long livenessTimeoutNs,
+        final java.util.function.Consumer<String> refusals)
     {
-        this.directory = directory;
+        this.confinement = confinement;
+        this.gidHex = gidHex;
+        this.directory = confinement.directory().resolve("dev-" + gidHex);
         this.livenessTimeoutNs = livenessTimeoutNs;
-        final Path controlFile = directory.resolve(CONTROL_FILE);
-        if (!Files.exists(controlFile))
+        this.refusals = refusals;
+        try
+        {
+            final Path controlFile = directory.resolve(CONTROL_FILE);
+            if (!Files.exists(controlFile, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+            {
+                throw new IllegalArgumentException("no shm device at " + directory + ": the peer's GID names no " +
+                    "device in this shm directory (are both sides using the same " +
+                    io.verbus.fabric.FabricContext.SHM_DIR_PROP_NAME + "?)");
+            }
+            confinement.checkDeviceDirectory(directory);
+            control = confinement.mapPeerFile(controlFile, arena, CONTROL_LENGTH);
+            if (control.get(ValueLayout.JAVA_INT, CONTROL_MAGIC_OFFSET) != MAGIC ||
+                control.get(ValueLayout.JAVA_INT, CONTROL_VERSION_OFFSET) != VERSION)
+            {
+                throw new IllegalArgumentException("not an shm device of this version: " + controlFile);
+            }
+            regions = confinement.mapPeerFile(directory.resolve(REGIONS_FILE), arena, REGIONS_LENGTH);
+        }
+        catch (final RuntimeException ex)
         {
             arena.close();
-            throw new IllegalArgumentException("no shm device at " + directory + ": the peer's GID names no " +
-                "device in this shm directory (are both sides using the same " +
-                io.verbus.fabric.FabricContext.SHM_DIR_PROP_NAME + "?)");
+            throw ex;
         }
-        control = ShmFiles.mapExisting(controlFile, arena);
-        if (control.get(ValueLayout.JAVA_INT, CONTROL_MAGIC_OFFSET) != MAGIC ||
-            control.get(ValueLayout.JAVA_INT, CONTROL_VERSION_OFFSET) != VERSION)
-        {
-            arena.close();
-            throw new IllegalArgumentException("not an shm device of this version: " + controlFile);
-        }
-        regions = ShmFiles.mapExisting(directory.resolve(REGIONS_FILE), arena);
     }
 
-    static ShmPeer open(final Path directory, final long livenessTimeoutNs)
+    /**
+     * @param confinement where peer files may be, and how they are opened.
+     * @param gidHex      the peer's GID in hex (only hex digits: it cannot leave the directory).
+     * @param refusals    told once per refused region why (the device's error handler).
+     */
+    static ShmPeer open(
+        final ShmConfinement confinement,
+        final String gidHex,
+        final long livenessTimeoutNs,
+        final java.util.function.Consumer<String> refusals)
     {
-        return new ShmPeer(directory, livenessTimeoutNs);
+        return new ShmPeer(confinement, gidHex, livenessTimeoutNs, refusals);
     }
 
     Path directory()
@@ -115,18 +144,28 @@ final class ShmPeer implements AutoCloseable
     }
 
     /**
-     * The mapping of the file behind a region that {@link #resolve} accepted; the first use of an rkey maps
-     * the file (slow path), later uses find it in an array.
+     * The mapping of the file behind a region that {@link #resolve} accepted, if it really holds
+     * {@code [fileOffset, fileOffset + length)}; the first use of an rkey maps the file (slow path), later uses find
+     * it in an array.
+     * <p>
+     * Nothing the peer wrote into its table is trusted: the file must be confined to the fabric directory (or a
+     * hugetlbfs mount), be a regular file that is no symbolic link, belong to this user, not be writable by group or
+     * others, and be at least as long as the region announced; the table's offset and length are checked against
+     * the actual mapping on every access, as the peer may rewrite them at any time. A region that fails is refused
+     * (the WR fails with REM_ACCESS_ERR, so the connection ends) and reported once; its key is never retried.
+     *
+     * @return the mapping, or null to refuse the access.
      */
-    MemorySegment mapping(final int rkey)
+    MemorySegment target(final int rkey, final long fileOffset, final long length)
     {
         final int index = rkey & 0xFFFF;
         final Mapping mapping = mappings[index];
-        if (null != mapping && mapping.key == rkey)
+        final MemorySegment segment = null != mapping && mapping.key == rkey ? mapping.segment : mapSlowly(rkey, index);
+        if (REFUSED == segment || fileOffset < 0 || length < 0 || fileOffset > segment.byteSize() - length)
         {
-            return mapping.segment;
+            return null;
         }
-        return mapSlowly(rkey, index);
+        return segment;
     }
 
     private synchronized MemorySegment mapSlowly(final int rkey, final int index)
@@ -136,16 +175,32 @@ final class ShmPeer implements AutoCloseable
         {
             return existing.segment;
         }
-        final long base = (long)index * ENTRY_LENGTH;
-        final int pathLength = regions.get(ValueLayout.JAVA_INT, base + ENTRY_PATH_LENGTH_OFFSET);
-        if (pathLength <= 0 || pathLength > ENTRY_MAX_PATH_BYTES)
+        MemorySegment segment;
+        try
         {
-            throw new FabricException("corrupt region table entry " + index + " in " + directory);
+            final long base = (long)index * ENTRY_LENGTH;
+            final int pathLength = regions.get(ValueLayout.JAVA_INT, base + ENTRY_PATH_LENGTH_OFFSET);
+            if (pathLength <= 0 || pathLength > ENTRY_MAX_PATH_BYTES)
+            {
+                throw new FabricException("corrupt region table entry " + index + " in " + directory);
+            }
+            final byte[] pathBytes = new byte[pathLength];
+            MemorySegment.copy(regions, ValueLayout.JAVA_BYTE, base + ENTRY_PATH_OFFSET, pathBytes, 0, pathLength);
+            final long fileOffset = regions.get(ValueLayout.JAVA_LONG, base + ENTRY_FILE_OFFSET_OFFSET);
+            final long regionLength = regions.get(ValueLayout.JAVA_LONG, base + ENTRY_LENGTH_OFFSET);
+            if (fileOffset < 0 || regionLength < 0 || fileOffset > Long.MAX_VALUE - regionLength)
+            {
+                throw new FabricException("region table entry " + index + " in " + directory +
+                    " announces offset " + fileOffset + " and length " + regionLength);
+            }
+            final Path path = confinement.confineRegionFile(new String(pathBytes, StandardCharsets.UTF_8), gidHex);
+            segment = confinement.mapPeerFile(path, arena, fileOffset + regionLength);
         }
-        final byte[] pathBytes = new byte[pathLength];
-        MemorySegment.copy(regions, ValueLayout.JAVA_BYTE, base + ENTRY_PATH_OFFSET, pathBytes, 0, pathLength);
-        final MemorySegment segment =
-            ShmFiles.mapExisting(Path.of(new String(pathBytes, StandardCharsets.UTF_8)), arena);
+        catch (final RuntimeException ex)
+        {
+            segment = REFUSED;
+            refusals.accept("shm peer " + directory + ": region key " + rkey + " refused: " + ex.getMessage());
+        }
         mappings[index] = new Mapping(rkey, segment);
         return segment;
     }
@@ -153,16 +208,16 @@ final class ShmPeer implements AutoCloseable
     /**
      * Map the peer's QP file.
      *
-     * @throws IllegalArgumentException if the peer has no such QP.
+     * @throws IllegalArgumentException if the peer has no such QP or its file is not a sound QP file.
      */
     ShmRemoteQueuePair openQueuePair(final int qpNumber)
     {
         final Path file = directory.resolve(QP_FILE_PREFIX + qpNumber);
-        if (!Files.exists(file))
+        if (!Files.exists(file, java.nio.file.LinkOption.NOFOLLOW_LINKS))
         {
             throw new IllegalArgumentException("shm device at " + directory + " has no QP " + qpNumber);
         }
-        return new ShmRemoteQueuePair(ShmFiles.mapExisting(file, arena));
+        return new ShmRemoteQueuePair(confinement.mapPeerFile(file, arena, QP_RECV_LENGTHS_OFFSET), file);
     }
 
     @Override
