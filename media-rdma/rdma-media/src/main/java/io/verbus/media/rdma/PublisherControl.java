@@ -236,6 +236,8 @@ final class PublisherControl implements AutoCloseable
         {
             throw new HandshakeException(HandshakeException.Reason.RESOURCES, "publication closing");
         }
+        // Before anything is registered: a subscriber may only have this NIC connect back to where it is.
+        endpoint.checkPeerNicAddress(offer.qp(), transport.socket().getInetAddress(), "CONNECT.qp");
         final int slot = statusSlots.acquire();
         MemoryRegion statusRegion = null;
         MemoryRegion sourceRegion = null;

@@ -198,6 +198,8 @@ final class SubscriberControl implements AutoCloseable
                 final SubscriberHandshake.Accepted accepted) throws HandshakeException
             {
                 final Prepared prepared = (Prepared)offer.attachment();
+                prepared.endpoint.checkPeerNicAddress(
+                    accepted.publisherQp(), transport.socket().getInetAddress(), "ACCEPT.qp");
                 try
                 {
                     prepared.qp.connect(FabricEndpoint.toConnectionInfo(accepted.publisherQp()));
