@@ -83,9 +83,10 @@ final class PublisherControl implements AutoCloseable
         listener = ControlListener.register(params.endpointHost(), params.endpointPort(), log.streamId(),
             stepTimeoutMs, new ControlListener.Handler()
             {
-                public void onConnection(final SocketMessageTransport transport, final byte[] hello)
+                public void onConnection(
+                    final SocketMessageTransport transport, final byte[] hello, final PendingHandshake pending)
                 {
-                    PublisherControl.this.onConnection(transport, hello);
+                    PublisherControl.this.onConnection(transport, hello, pending);
                 }
 
                 public void onEndpointRejection()
@@ -137,7 +138,8 @@ final class PublisherControl implements AutoCloseable
     }
 
     /** A connection whose HELLO names this stream, on its own virtual thread. */
-    private void onConnection(final SocketMessageTransport socketTransport, final byte[] hello)
+    private void onConnection(
+        final SocketMessageTransport socketTransport, final byte[] hello, final PendingHandshake pending)
     {
         if (!running)
         {
@@ -150,10 +152,10 @@ final class PublisherControl implements AutoCloseable
         {
             socketTransport.close(); // closed between the check above and the registration
         }
-        handle(socketTransport, hello);
+        handle(socketTransport, hello, pending);
     }
 
-    private void handle(final SocketMessageTransport transport, final byte[] hello)
+    private void handle(final SocketMessageTransport transport, final byte[] hello, final PendingHandshake pending)
     {
         SubscriberConnection connection = null;
         try
@@ -183,6 +185,7 @@ final class PublisherControl implements AutoCloseable
             });
             connection = (SubscriberConnection)admission.attachment();
             connection.ready = true;
+            pending.finish(); // admitted: the endpoint's handshake slot and deadline no longer apply
             lastAdmitted = connection;
             LOGGER.log(System.Logger.Level.INFO, "rdma publication " + name + ": subscriber " + connection.name +
                 " connected at position " + connection.joinPosition + " over " + endpoint.providerName());
@@ -199,8 +202,8 @@ final class PublisherControl implements AutoCloseable
         {
             rejected.incrementAndGet();
             updateRejectedCounter();
-            LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": rejected handshake from " +
-                transport.peer() + ": " + ex.getMessage() + "; nothing registered for it");
+            listener.logRejection(ex.reason().name(), "rdma publication " + name + ": rejected handshake from " +
+                transport.peer() + ": " + listener.describe(ex, pending) + "; nothing registered for it");
         }
         catch (final RuntimeException ex)
         {
@@ -216,7 +219,7 @@ final class PublisherControl implements AutoCloseable
                 // Failed before admission: a rejection like any other, counted and logged as one.
                 rejected.incrementAndGet();
                 updateRejectedCounter();
-                LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": rejected handshake from " +
+                listener.logRejection("FAILED", "rdma publication " + name + ": rejected handshake from " +
                     transport.peer() + ": " + ex + "; nothing registered for it");
             }
         }

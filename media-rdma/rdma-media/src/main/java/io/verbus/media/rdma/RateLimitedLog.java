@@ -49,4 +49,45 @@ final class RateLimitedLog
     {
         return suppressed;
     }
+
+    /**
+     * Logs, if any event was left out since the last line, one line saying how many, so that after a flush every
+     * event is in the log (for a close, or a test that compares the log with a counter).
+     */
+    synchronized void flush(final System.Logger.Level level, final String what)
+    {
+        if (suppressed > 0)
+        {
+            logger.log(level, what + ": " + suppressed + " more like the previous line not logged");
+            suppressed = 0;
+        }
+    }
+
+    /**
+     * One {@link RateLimitedLog} per kind of event (e.g. per rejection reason), so that a flood of one kind does not
+     * hide the first line of another.
+     */
+    static final class ByKind
+    {
+        private final System.Logger logger;
+        private final long intervalNs;
+        private final java.util.concurrent.ConcurrentHashMap<String, RateLimitedLog> logs =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+        ByKind(final System.Logger logger, final long intervalNs)
+        {
+            this.logger = logger;
+            this.intervalNs = intervalNs;
+        }
+
+        boolean log(final String kind, final System.Logger.Level level, final String message)
+        {
+            return logs.computeIfAbsent(kind, (k) -> new RateLimitedLog(logger, intervalNs)).log(level, message);
+        }
+
+        void flush(final System.Logger.Level level, final String what)
+        {
+            logs.forEach((kind, log) -> log.flush(level, what + " (" + kind + ")"));
+        }
+    }
 }
