@@ -37,6 +37,8 @@ final class ShmPeer implements AutoCloseable
     private final long livenessTimeoutNs;
     private final java.util.function.Consumer<String> refusals;
     private int references;
+    private long processCheckedNs;
+    private boolean processAlive;
 
     private ShmPeer(
         final ShmConfinement confinement,
@@ -104,14 +106,46 @@ final class ShmPeer implements AutoCloseable
     }
 
     /**
-     * @param nowNs System.nanoTime() (CLOCK_MONOTONIC, shared by all processes of the host).
-     * @return true while the peer is open and its heartbeat is fresh.
+     * Whether the peer can still be counted on, with one timeout in charge: the QP's retry timeout, which the rdma
+     * media sets to the channel's {@code timeout}. A heartbeat fresher than the device's liveness timeout is alive;
+     * one older than the QP's timeout is dead; in between the peer is either paused (SIGSTOP, a long GC, an
+     * overloaded host) or dead, so its process is looked up (at most once per liveness period): a process that is
+     * gone is dead at once, one that is merely stopped is given the QP's whole timeout, as hardware would give a
+     * silent peer its retries. (The device's own 1 s liveness used to win, dropping a peer paused for a second whatever
+     * the channel's timeout.)
+     *
+     * @param nowNs          System.nanoTime() (CLOCK_MONOTONIC, shared by all processes of the host).
+     * @param retryTimeoutNs the QP's retry timeout.
+     * @return true while the peer is open and not known dead.
      */
-    boolean isAlive(final long nowNs)
+    boolean isAlive(final long nowNs, final long retryTimeoutNs)
     {
-        final long heartbeatNs = (long)CONTROL_HEARTBEAT.getAcquire(control, (long)CONTROL_HEARTBEAT_NS_OFFSET);
-        return (int)CONTROL_STATE.getAcquire(control, (long)CONTROL_STATE_OFFSET) == DEVICE_ALIVE &&
-            nowNs - heartbeatNs <= livenessTimeoutNs;
+        if ((int)CONTROL_STATE.getAcquire(control, (long)CONTROL_STATE_OFFSET) != DEVICE_ALIVE)
+        {
+            return false;
+        }
+        final long silentNs = nowNs - (long)CONTROL_HEARTBEAT.getAcquire(control, (long)CONTROL_HEARTBEAT_NS_OFFSET);
+        if (silentNs <= livenessTimeoutNs)
+        {
+            return true;
+        }
+        if (silentNs > Math.max(retryTimeoutNs, livenessTimeoutNs))
+        {
+            return false;
+        }
+        return isProcessAlive(nowNs);
+    }
+
+    /** Slow path, only while the heartbeat is stale: the peer's process, looked up once per liveness period. */
+    private synchronized boolean isProcessAlive(final long nowNs)
+    {
+        if (nowNs - processCheckedNs >= livenessTimeoutNs || 0 == processCheckedNs)
+        {
+            processCheckedNs = nowNs;
+            final long pid = control.get(ValueLayout.JAVA_LONG, CONTROL_PID_OFFSET);
+            processAlive = pid > 0 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+        }
+        return processAlive;
     }
 
     /**

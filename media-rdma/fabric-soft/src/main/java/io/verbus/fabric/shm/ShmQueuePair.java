@@ -266,7 +266,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      */
     private WorkCompletionStatus execute(final int slot, final long nowNs)
     {
-        if (!peer.isAlive(nowNs))
+        if (!peer.isAlive(nowNs, retryTimeoutNs))
         {
             return WorkCompletionStatus.RETRY_EXC_ERR;
         }
