@@ -6,6 +6,7 @@ import io.aeron.logbuffer.FragmentHandler;
 import io.aeron.logbuffer.RawBlockHandler;
 import io.aeron.status.ChannelEndpointStatus;
 import io.verbus.log.LogImage;
+import org.agrona.ErrorHandler;
 
 import java.util.Arrays;
 import java.util.List;
@@ -14,7 +15,9 @@ import java.util.function.Consumer;
 /**
  * A subscription over native logs ({@code ipc:} or a media's bounded images). The images are a plain array
  * replaced under lock when they change, so {@code poll} reads one volatile reference and allocates nothing; it
- * polls the images round-robin from a rotating start so no publisher starves another.
+ * polls the images round-robin from a rotating start so no publisher starves another. A handler that throws is
+ * handled as {@link HandlerGuard} describes: the fragment counts as consumed and the exception goes to the error
+ * handler.
  */
 final class NativeSubscription implements Subscription
 {
@@ -25,6 +28,7 @@ final class NativeSubscription implements Subscription
     private final AvailableImageHandler availableImageHandler;
     private final UnavailableImageHandler unavailableImageHandler;
     private final Consumer<NativeSubscription> closeHandler;
+    private final HandlerGuard handlerGuard;
     private volatile LogImage[] images = new LogImage[0];
     private volatile boolean isClosed;
     private int roundRobinIndex;
@@ -35,8 +39,10 @@ final class NativeSubscription implements Subscription
         final int streamId,
         final AvailableImageHandler availableImageHandler,
         final UnavailableImageHandler unavailableImageHandler,
-        final Consumer<NativeSubscription> closeHandler)
+        final Consumer<NativeSubscription> closeHandler,
+        final ErrorHandler errorHandler)
     {
+        this.handlerGuard = new HandlerGuard(errorHandler);
         this.registrationId = registrationId;
         this.channel = uri.toString();
         this.uri = uri;
@@ -58,6 +64,7 @@ final class NativeSubscription implements Subscription
 
     public int poll(final FragmentHandler fragmentHandler, final int fragmentLimit)
     {
+        final FragmentHandler guardedHandler = handlerGuard.guard(fragmentHandler);
         final LogImage[] images = this.images;
         final int length = images.length;
         int fragmentsRead = 0;
@@ -70,11 +77,11 @@ final class NativeSubscription implements Subscription
 
         for (int i = startingIndex; i < length && fragmentsRead < fragmentLimit; i++)
         {
-            fragmentsRead += images[i].poll(fragmentHandler, fragmentLimit - fragmentsRead);
+            fragmentsRead += images[i].poll(guardedHandler, fragmentLimit - fragmentsRead);
         }
         for (int i = 0; i < startingIndex && fragmentsRead < fragmentLimit; i++)
         {
-            fragmentsRead += images[i].poll(fragmentHandler, fragmentLimit - fragmentsRead);
+            fragmentsRead += images[i].poll(guardedHandler, fragmentLimit - fragmentsRead);
         }
 
         return fragmentsRead;
@@ -82,6 +89,7 @@ final class NativeSubscription implements Subscription
 
     public int controlledPoll(final ControlledFragmentHandler fragmentHandler, final int fragmentLimit)
     {
+        final ControlledFragmentHandler guardedHandler = handlerGuard.guard(fragmentHandler);
         final LogImage[] images = this.images;
         final int length = images.length;
         int fragmentsRead = 0;
@@ -94,11 +102,11 @@ final class NativeSubscription implements Subscription
 
         for (int i = startingIndex; i < length && fragmentsRead < fragmentLimit; i++)
         {
-            fragmentsRead += images[i].controlledPoll(fragmentHandler, fragmentLimit - fragmentsRead);
+            fragmentsRead += images[i].controlledPoll(guardedHandler, fragmentLimit - fragmentsRead);
         }
         for (int i = 0; i < startingIndex && fragmentsRead < fragmentLimit; i++)
         {
-            fragmentsRead += images[i].controlledPoll(fragmentHandler, fragmentLimit - fragmentsRead);
+            fragmentsRead += images[i].controlledPoll(guardedHandler, fragmentLimit - fragmentsRead);
         }
 
         return fragmentsRead;
@@ -208,6 +216,12 @@ final class NativeSubscription implements Subscription
             isClosed = true;
             closeHandler.accept(this);
         }
+    }
+
+    /** The Verbus closed: the subscription is closed too, without telling any handler. */
+    void onDriverClosed()
+    {
+        isClosed = true;
     }
 
     /** Adds an image and tells the handler. Call under the driver's lock. */

@@ -59,6 +59,7 @@ public final class Verbus implements AutoCloseable
      */
     public static Verbus launch(final Context context)
     {
+        io.verbus.log.OfferArguments.checkNotNull(context, "launch: context");
         context.conclude();
         return new Verbus(context);
     }
@@ -119,6 +120,8 @@ public final class Verbus implements AutoCloseable
         final AvailableImageHandler availableImageHandler,
         final UnavailableImageHandler unavailableImageHandler)
     {
+        io.verbus.log.OfferArguments.checkNotNull(availableImageHandler, "addSubscription: availableImageHandler");
+        io.verbus.log.OfferArguments.checkNotNull(unavailableImageHandler, "addSubscription: unavailableImageHandler");
         return driver.addSubscription(channel, streamId, availableImageHandler, unavailableImageHandler);
     }
 
@@ -377,6 +380,9 @@ public final class Verbus implements AutoCloseable
         /** Property for {@link #useHugePages(boolean)}. */
         public static final String USE_HUGE_PAGES_PROP_NAME = "verbus.use.huge.pages";
 
+        /** Property for {@link #publicationUnblockTimeoutNs(long)}. */
+        public static final String PUBLICATION_UNBLOCK_TIMEOUT_PROP_NAME = "verbus.publication.unblock.timeout.ns";
+
         /** Default idle strategy name. */
         public static final String IDLE_STRATEGY_DEFAULT = "backoff";
 
@@ -396,6 +402,15 @@ public final class Verbus implements AutoCloseable
          */
         public static final long LINGER_TIMEOUT_NS_DEFAULT = TimeUnit.SECONDS.toNanos(5);
 
+        /**
+         * Default publication unblock timeout, Aeron's: how long space claimed in a publication's log may stay
+         * uncommitted before the conductor pads over it so that the frames after it are delivered again.
+         */
+        public static final long PUBLICATION_UNBLOCK_TIMEOUT_NS_DEFAULT = TimeUnit.SECONDS.toNanos(15);
+
+        /** Shortest unblock timeout accepted: below it a writer merely descheduled would lose its message. */
+        public static final long PUBLICATION_UNBLOCK_TIMEOUT_NS_MIN = TimeUnit.MILLISECONDS.toNanos(10);
+
         private boolean concluded;
         private String dir = System.getProperty(DIR_PROP_NAME, defaultDir());
         private ThreadingMode threadingMode = threadingModeProperty();
@@ -410,6 +425,8 @@ public final class Verbus implements AutoCloseable
         private String hugetlbfsDir;
         private int maxCounters = MAX_COUNTERS_DEFAULT;
         private long lingerTimeoutNs = LINGER_TIMEOUT_NS_DEFAULT;
+        private long publicationUnblockTimeoutNs =
+            Long.getLong(PUBLICATION_UNBLOCK_TIMEOUT_PROP_NAME, PUBLICATION_UNBLOCK_TIMEOUT_NS_DEFAULT);
         private ErrorHandler errorHandler;
         private AvailableImageHandler availableImageHandler = (image) -> {};
         private UnavailableImageHandler unavailableImageHandler = (image) -> {};
@@ -477,6 +494,11 @@ public final class Verbus implements AutoCloseable
             if (lingerTimeoutNs < 0)
             {
                 throw new IllegalArgumentException("lingerTimeoutNs must not be negative: " + lingerTimeoutNs);
+            }
+            if (publicationUnblockTimeoutNs < PUBLICATION_UNBLOCK_TIMEOUT_NS_MIN)
+            {
+                throw new IllegalArgumentException("publicationUnblockTimeoutNs " + publicationUnblockTimeoutNs +
+                    " must be at least " + PUBLICATION_UNBLOCK_TIMEOUT_NS_MIN + " (10 ms)");
             }
             concluded = true;
             return this;
@@ -638,6 +660,27 @@ public final class Verbus implements AutoCloseable
         public Context lingerTimeoutNs(final long lingerTimeoutNs)
         {
             this.lingerTimeoutNs = lingerTimeoutNs;
+            return this;
+        }
+
+        /**
+         * @return how long space claimed in a publication's log may stay uncommitted (a {@code BufferClaim} neither
+         * committed nor aborted, a writer that died mid-offer) before the conductor pads over it, counts it in
+         * {@code unblocked publications} and logs one WARNING line. The message in that space is lost; a writer
+         * still writing it after the timeout loses it too (see {@code io.verbus.log.LogUnblocker}).
+         */
+        public long publicationUnblockTimeoutNs()
+        {
+            return publicationUnblockTimeoutNs;
+        }
+
+        /**
+         * @param publicationUnblockTimeoutNs at least {@link #PUBLICATION_UNBLOCK_TIMEOUT_NS_MIN}; default 15 s.
+         * @return this.
+         */
+        public Context publicationUnblockTimeoutNs(final long publicationUnblockTimeoutNs)
+        {
+            this.publicationUnblockTimeoutNs = publicationUnblockTimeoutNs;
             return this;
         }
 

@@ -6,6 +6,7 @@ import io.verbus.counters.CounterTypes;
 import io.verbus.counters.CountersFile;
 import io.verbus.driver.AgentThreads;
 import io.verbus.driver.DriverConductor;
+import io.verbus.driver.ImagePosition;
 import io.verbus.driver.MediaAgent;
 import io.verbus.driver.NativeLog;
 import io.verbus.log.ConcurrentLogPublication;
@@ -83,7 +84,7 @@ final class VerbusDriver implements AutoCloseable
     private final List<NativeSubscription> ipcSubscriptions = new ArrayList<>();
     private final List<LogPublication> publications = new ArrayList<>();
     private final List<NativeSubscription> subscriptions = new ArrayList<>();
-    private final Map<NativeLog, Runnable> logResources = new IdentityHashMap<>();
+    private final Map<NativeLog, LogResources> logResources = new IdentityHashMap<>();
     private volatile EmbeddedAeron embeddedAeron;
     private int nextSessionId = ThreadLocalRandom.current().nextInt();
     private long nextRegistrationId = FIRST_REGISTRATION_ID;
@@ -99,6 +100,8 @@ final class VerbusDriver implements AutoCloseable
             this.countersManager = countersFile.countersManager();
             this.lock = countersManager;
             this.errorCounter = countersManager.newCounter("errors", CounterTypes.ERRORS_TYPE_ID);
+            final AtomicCounter unblockedPublications = countersManager.newCounter(
+                "unblocked publications", CounterTypes.UNBLOCKED_PUBLICATIONS_TYPE_ID);
             final ErrorHandler userHandler = context.errorHandler();
             this.errorHandler = (throwable) ->
             {
@@ -126,7 +129,8 @@ final class VerbusDriver implements AutoCloseable
                 .threadingMode(context.threadingMode());
             this.mediaFactories = loadMediaFactories();
 
-            this.conductor = new DriverConductor(context.nanoClock(), context.lingerTimeoutNs(), this::onRetire);
+            this.conductor = new DriverConductor(context.nanoClock(), context.lingerTimeoutNs(),
+                context.publicationUnblockTimeoutNs(), unblockedPublications, this::onRetire);
             this.senderAgent = new MediaAgent<>("verbus-sender", MediaSender::doWork, errorHandler);
             this.receiverAgent = new MediaAgent<>("verbus-receiver", MediaReceiver::doWork, errorHandler);
             this.agentThreads = new AgentThreads(
@@ -210,13 +214,7 @@ final class VerbusDriver implements AutoCloseable
                     new PublicationLog(logBuffers, sessionId, streamId, publisherLimit, registrationId);
                 final NativeLog nativeLog =
                     new NativeLog(registrationId, null == factory, publicationLog, publisherPosition, window);
-                final Runnable releaseLog = () ->
-                {
-                    synchronized (lock)
-                    {
-                        closeAll(allocated);
-                    }
-                };
+                final LogResources releaseLog = new LogResources(logBuffers, allocated);
 
                 final LogPublication publication;
                 if (null == factory)
@@ -304,7 +302,7 @@ final class VerbusDriver implements AutoCloseable
                 ensureCountersAvailable(countersNeeded);
                 final NativeSubscription subscription = new NativeSubscription(
                     registrationId, uri, streamId, availableImageHandler, unavailableImageHandler,
-                    (s) -> onIpcSubscriptionClose(s));
+                    (s) -> onIpcSubscriptionClose(s), errorHandler);
                 ipcSubscriptions.add(subscription);
                 subscriptions.add(subscription);
                 for (final NativeLog log : ipcLogs)
@@ -321,7 +319,7 @@ final class VerbusDriver implements AutoCloseable
             final MediaReceiver[] receiverHolder = new MediaReceiver[1];
             final NativeSubscription subscription = new NativeSubscription(
                 registrationId, uri, streamId, availableImageHandler, unavailableImageHandler,
-                (s) -> onMediaSubscriptionClose(s, sink, receiverHolder[0]));
+                (s) -> onMediaSubscriptionClose(s, sink, receiverHolder[0]), errorHandler);
             sink.subscription = subscription;
             receiverHolder[0] = factory.newReceiver(mediaContext, uri, streamId, sink);
             receiverAgent.add(receiverHolder[0]);
@@ -392,9 +390,9 @@ final class VerbusDriver implements AutoCloseable
         {
             return;
         }
-        final UnsafeBufferPosition position = newPosition(
+        final ImagePosition position = newImagePosition(
             "sub-pos: ipc stream=" + streamId + " session=" + sessionId + " sub=" + subscription.registrationId(),
-            CounterTypes.SUBSCRIBER_POSITION_TYPE_ID, sessionId, streamId);
+            sessionId, streamId);
         position.setRelease(joinPosition);
         final LogBuffers logBuffers = publicationLog.logBuffers();
         final LogImage image = new LogImage(
@@ -483,7 +481,7 @@ final class VerbusDriver implements AutoCloseable
     /** On the conductor thread: a closed log drained or lingered; its images go and its memory lingers. */
     private void onRetire(final NativeLog log)
     {
-        final Runnable release;
+        final LogResources release;
         synchronized (lock)
         {
             if (ipcLogs.remove(log))
@@ -504,7 +502,18 @@ final class VerbusDriver implements AutoCloseable
         }
         if (null != release)
         {
-            conductor.linger(release::run);
+            // A log still lingering when the Verbus closes is quarantined with the rest rather than unmapped.
+            conductor.linger(() ->
+            {
+                if (isClosed)
+                {
+                    release.quarantine();
+                }
+                else
+                {
+                    release.release();
+                }
+            });
         }
     }
 
@@ -545,10 +554,10 @@ final class VerbusDriver implements AutoCloseable
                         "subscription '" + subscription.channel() + "' is for session-id=" +
                         subscription.uri().sessionId());
                 }
-                final UnsafeBufferPosition position = newPosition(
+                final ImagePosition position = newImagePosition(
                     "sub-pos: " + subscription.uri().scheme() + " stream=" + streamId + " session=" +
                     descriptor.sessionId() + " source=" + descriptor.sourceIdentity(),
-                    CounterTypes.SUBSCRIBER_POSITION_TYPE_ID, descriptor.sessionId(), streamId);
+                    descriptor.sessionId(), streamId);
                 position.setRelease(descriptor.joinPosition());
                 final int mtuLength = 0 != descriptor.mtuLength() ?
                     descriptor.mtuLength() : subscription.uri().mtu(context.mtuLength());
@@ -593,6 +602,13 @@ final class VerbusDriver implements AutoCloseable
     {
         final int counterId = countersManager.allocate(label, typeId, (key) -> putKey(key, sessionId, streamId));
         return new UnsafeBufferPosition((UnsafeBuffer)countersFile.valuesBuffer(), counterId, countersManager);
+    }
+
+    private ImagePosition newImagePosition(final String label, final int sessionId, final int streamId)
+    {
+        final int counterId = countersManager.allocate(
+            label, CounterTypes.SUBSCRIBER_POSITION_TYPE_ID, (key) -> putKey(key, sessionId, streamId));
+        return new ImagePosition((UnsafeBuffer)countersFile.valuesBuffer(), counterId, countersManager);
     }
 
     private static void putKey(final org.agrona.MutableDirectBuffer key, final int sessionId, final int streamId)
@@ -658,7 +674,7 @@ final class VerbusDriver implements AutoCloseable
     int invoke()
     {
         int work = 0;
-        if (null != invoker)
+        if (null != invoker && !isClosed)
         {
             work += invoker.invoke();
             final EmbeddedAeron aeron = embeddedAeron;
@@ -672,6 +688,7 @@ final class VerbusDriver implements AutoCloseable
 
     CountersReader countersReader()
     {
+        ensureOpen();
         return countersManager;
     }
 
@@ -724,18 +741,54 @@ final class VerbusDriver implements AutoCloseable
         }
 
         // Offers now return CLOSED and polls 0; then stop the agents (they close senders and receivers on their
-        // own threads), and only then unmap memory.
+        // own threads), and only then retire the memory. It is quarantined, not unmapped: the application may still
+        // hold a BufferClaim, a CountersReader or an Image, and touching those must never fault the JVM. Accessors
+        // that Verbus owns throw IllegalStateException instead (countersReader(), Image.position()).
         openPublications.forEach(LogPublication::close);
         CloseHelper.quietClose(embeddedAeron);
         agentThreads.close();
-        final List<Runnable> releases;
+        final List<LogResources> releases;
         synchronized (lock)
         {
             releases = new ArrayList<>(logResources.values());
             logResources.clear();
+            for (final NativeSubscription subscription : subscriptions)
+            {
+                for (final LogImage image : subscription.logImages())
+                {
+                    ((ImagePosition)image.subscriberPosition()).onDriverClosed();
+                }
+                subscription.onDriverClosed();
+            }
         }
-        releases.forEach(Runnable::run);
-        countersFile.close();
+        releases.forEach(LogResources::quarantine);
+        countersFile.quarantine();
+    }
+
+    /** A log's memory and counters: released after the linger while Verbus runs, quarantined when it closes. */
+    private final class LogResources
+    {
+        private final LogBuffers logBuffers;
+        private final List<AutoCloseable> allocated;
+
+        LogResources(final LogBuffers logBuffers, final List<AutoCloseable> allocated)
+        {
+            this.logBuffers = logBuffers;
+            this.allocated = allocated;
+        }
+
+        void release()
+        {
+            synchronized (lock)
+            {
+                closeAll(allocated);
+            }
+        }
+
+        void quarantine()
+        {
+            logBuffers.quarantine();
+        }
     }
 
     private static void closeAll(final List<AutoCloseable> resources)

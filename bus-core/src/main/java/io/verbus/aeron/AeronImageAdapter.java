@@ -81,11 +81,13 @@ public final class AeronImageAdapter implements Image
 
     public int poll(final FragmentHandler fragmentHandler, final int fragmentLimit)
     {
+        io.verbus.log.OfferArguments.checkNotNull(fragmentHandler, "poll: fragmentHandler");
         return image.poll(fragmentHandler, fragmentLimit);
     }
 
     public int controlledPoll(final ControlledFragmentHandler fragmentHandler, final int fragmentLimit)
     {
+        io.verbus.log.OfferArguments.checkNotNull(fragmentHandler, "controlledPoll: fragmentHandler");
         return image.controlledPoll(fragmentHandler, fragmentLimit);
     }
 

@@ -4,6 +4,7 @@ import io.aeron.DirectBufferVector;
 import io.aeron.ReservedValueSupplier;
 import io.aeron.logbuffer.BufferClaim;
 import io.verbus.ExclusivePublication;
+import io.verbus.log.OfferArguments;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
@@ -38,6 +39,7 @@ public final class AeronPublicationAdapter implements ExclusivePublication
     public long offer(final DirectBuffer buffer, final int offset, final int length)
     {
         checkMessageLength(length, 0);
+        OfferArguments.checkBuffer(buffer, offset, length, "buffer");
         return publication.offer(buffer, offset, length);
     }
 
@@ -46,6 +48,8 @@ public final class AeronPublicationAdapter implements ExclusivePublication
         final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo)
     {
         checkMessageLength(lengthOne, lengthTwo);
+        OfferArguments.checkBuffer(bufferOne, offsetOne, lengthOne, "buffer");
+        OfferArguments.checkBuffer(bufferTwo, offsetTwo, lengthTwo, "bufferTwo");
         return publication.offer(bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo);
     }
 
@@ -129,6 +133,7 @@ public final class AeronPublicationAdapter implements ExclusivePublication
 
     public long tryClaim(final int length, final BufferClaim bufferClaim)
     {
+        OfferArguments.checkNotNull(bufferClaim, "tryClaim: bufferClaim");
         if (length < 0 || length > publication.maxPayloadLength())
         {
             throw new IllegalArgumentException("claim length " + length + " must be from 0 to maxPayloadLength " +

@@ -66,11 +66,13 @@ public final class AeronSubscriptionAdapter implements Subscription
 
     public int poll(final FragmentHandler fragmentHandler, final int fragmentLimit)
     {
+        io.verbus.log.OfferArguments.checkNotNull(fragmentHandler, "poll: fragmentHandler");
         return subscription.poll(fragmentHandler, fragmentLimit);
     }
 
     public int controlledPoll(final ControlledFragmentHandler fragmentHandler, final int fragmentLimit)
     {
+        io.verbus.log.OfferArguments.checkNotNull(fragmentHandler, "controlledPoll: fragmentHandler");
         return subscription.controlledPoll(fragmentHandler, fragmentLimit);
     }
 

@@ -18,6 +18,11 @@ import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
  * A publication many threads may offer to at once. Each append claims its space with one atomic add on the active
  * term's tail, so writers never wait for each other; the writer whose claim crosses the term end pads the term,
  * rotates the log and returns ADMIN_ACTION so the caller retries in the new term.
+ * <p>
+ * Every argument is checked before any space is claimed: a bad call throws {@code IllegalArgumentException} and
+ * leaves no hole. A claim that is never committed or aborted (or a writer that dies between claim and commit) does
+ * leave one; the conductor pads over it after {@code Verbus.Context.publicationUnblockTimeoutNs} (see
+ * {@link LogUnblocker}).
  */
 public final class ConcurrentLogPublication extends LogPublication
 {
@@ -34,7 +39,7 @@ public final class ConcurrentLogPublication extends LogPublication
         final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,
         final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo)
     {
-        checkMessageLength(lengthOne, lengthTwo);
+        checkOfferArguments(bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo);
         if (isClosed)
         {
             return CLOSED;
@@ -76,7 +81,7 @@ public final class ConcurrentLogPublication extends LogPublication
 
     public long tryClaim(final int length, final BufferClaim bufferClaim)
     {
-        checkClaimLength(length);
+        checkClaimArguments(length, bufferClaim);
         if (isClosed)
         {
             return CLOSED;
@@ -111,7 +116,7 @@ public final class ConcurrentLogPublication extends LogPublication
             return onTermEnd(termBuffer, claimedTermId, claimedOffset);
         }
 
-        FrameWriter.writeHeader(termBuffer, (int)claimedOffset, FrameDescriptor.UNFRAGMENTED,
+        FrameWriter.writeHeader(termBuffer, (int)claimedOffset, frameLength, FrameDescriptor.UNFRAGMENTED,
             HeaderFlyweight.HDR_TYPE_DATA, sessionId, streamId, claimedTermId);
         bufferClaim.wrap(termBuffer, (int)claimedOffset, frameLength);
 

@@ -63,6 +63,53 @@ public final class FrameWriter
     }
 
     /**
+     * Writes every header field, starting with a release store of the first eight bytes: the frame length
+     * <em>negated</em>, the version, the flags and the type. Readers treat a length of zero or less as "not yet
+     * written", exactly as before; what the negative length adds is that space claimed but never committed (a
+     * writer that died, a claim never committed or aborted) says how long it is, so the conductor can pad over it
+     * exactly after the unblock timeout (see {@link LogUnblocker}). Aeron writes its headers the same way.
+     *
+     * @param termBuffer  to write into.
+     * @param termOffset  of the frame.
+     * @param frameLength the length the frame will be published with (header plus payload, unaligned).
+     * @param flags       BEGIN/END fragment flags.
+     * @param type        {@link HeaderFlyweight#HDR_TYPE_DATA} or {@link HeaderFlyweight#HDR_TYPE_PAD}.
+     * @param sessionId   of the publication.
+     * @param streamId    of the publication.
+     * @param termId      of the term.
+     */
+    public static void writeHeader(
+        final UnsafeBuffer termBuffer,
+        final int termOffset,
+        final int frameLength,
+        final byte flags,
+        final int type,
+        final int sessionId,
+        final int streamId,
+        final int termId)
+    {
+        termBuffer.putLongRelease(termOffset, firstHeaderWord(-frameLength, flags, type));
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET, termOffset);
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET, sessionId);
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET, streamId);
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET, termId);
+        termBuffer.putLong(termOffset + DataHeaderFlyweight.RESERVED_VALUE_OFFSET, DataHeaderFlyweight.DEFAULT_RESERVE_VALUE);
+    }
+
+    /**
+     * @return the first eight bytes of a frame header as one little-endian word: frame length, version, flags,
+     * type. Storing or compare-and-setting them as one word is what lets the unblocker replace an uncommitted
+     * header atomically.
+     */
+    public static long firstHeaderWord(final int frameLength, final byte flags, final int type)
+    {
+        return (frameLength & 0xFFFF_FFFFL) |
+            ((HeaderFlyweight.CURRENT_VERSION & 0xFFL) << 32) |
+            ((flags & 0xFFL) << 40) |
+            ((type & 0xFFFFL) << 48);
+    }
+
+    /**
      * Makes a written frame visible to readers: the release store of its length.
      */
     public static void publishFrameLength(final UnsafeBuffer termBuffer, final int termOffset, final int frameLength)
@@ -83,7 +130,7 @@ public final class FrameWriter
         final UnsafeBuffer termBuffer, final int termOffset, final int sessionId, final int streamId, final int termId)
     {
         final int paddingLength = termBuffer.capacity() - termOffset;
-        writeHeader(termBuffer, termOffset, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_PAD,
+        writeHeader(termBuffer, termOffset, paddingLength, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_PAD,
             sessionId, streamId, termId);
         publishFrameLength(termBuffer, termOffset, paddingLength);
     }
@@ -164,8 +211,8 @@ public final class FrameWriter
         final int messageLength = lengthOne + lengthTwo;
         if (messageLength <= maxPayloadLength)
         {
-            writeHeader(termBuffer, termOffset, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_DATA,
-                sessionId, streamId, termId);
+            writeHeader(termBuffer, termOffset, messageLength + HEADER_LENGTH, FrameDescriptor.UNFRAGMENTED,
+                HeaderFlyweight.HDR_TYPE_DATA, sessionId, streamId, termId);
             copyPayload(termBuffer, termOffset + HEADER_LENGTH, bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo,
                 0, messageLength);
             publishFrame(termBuffer, termOffset, messageLength + HEADER_LENGTH, reservedValueSupplier);
@@ -182,7 +229,8 @@ public final class FrameWriter
             {
                 flags |= FrameDescriptor.END_FRAG_FLAG;
             }
-            writeHeader(termBuffer, frameOffset, flags, HeaderFlyweight.HDR_TYPE_DATA, sessionId, streamId, termId);
+            writeHeader(termBuffer, frameOffset, chunkLength + HEADER_LENGTH, flags, HeaderFlyweight.HDR_TYPE_DATA,
+                sessionId, streamId, termId);
             copyPayload(termBuffer, frameOffset + HEADER_LENGTH, bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo,
                 messageOffset, chunkLength);
             publishFrame(termBuffer, frameOffset, chunkLength + HEADER_LENGTH, reservedValueSupplier);

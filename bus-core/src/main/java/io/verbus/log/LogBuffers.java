@@ -157,6 +157,18 @@ public final class LogBuffers implements AutoCloseable
         return termLength;
     }
 
+    /**
+     * Retires the memory, if this object owns it, without unmapping it: see {@link MappedRegion#quarantine()}. For
+     * {@code Verbus.close()}, after which the application may still hold a {@code BufferClaim} into the log.
+     */
+    public void quarantine()
+    {
+        if (null != region)
+        {
+            region.quarantine();
+        }
+    }
+
     /** Unmaps the memory if this object owns it. No thread may read the buffers afterwards. */
     public void close()
     {

@@ -111,6 +111,34 @@ public final class MappedRegion implements AutoCloseable
         }
     }
 
+    /**
+     * Retires the mapping without unmapping it (see {@link QuarantinedMemory}): its memory is returned to the system,
+     * a kept file is deleted, and a stale reference into it reads zeros instead of faulting. The address range stays
+     * reserved for the life of the process. Idempotent; does nothing after {@link #close()}.
+     */
+    public synchronized void quarantine()
+    {
+        if (!closed)
+        {
+            closed = true;
+            // The arena is deliberately never closed: closing it would unmap the range again. A shared arena has no
+            // cleaner, so dropping it leaves the (now anonymous) mapping in place. If the kernel refused the
+            // replacement, the shared mapping itself stays: leaking its memory until exit beats a crash.
+            QuarantinedMemory.replace(segment);
+            if (fileKept)
+            {
+                try
+                {
+                    Files.deleteIfExists(path);
+                }
+                catch (final IOException ignore)
+                {
+                    // As for close: a stale file is swept at the next start.
+                }
+            }
+        }
+    }
+
     public String toString()
     {
         return "MappedRegion{path=" + path + ", length=" + length() + ", hugePages=" + hugePages + '}';

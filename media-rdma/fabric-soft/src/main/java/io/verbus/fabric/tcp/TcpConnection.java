@@ -18,6 +18,8 @@ final class TcpConnection
     TcpQueuePair queuePair;
     boolean connected;
     boolean helloDone;
+    /** Dialed connections: the responder answered the hello; requests may flow. */
+    boolean helloAcknowledged;
     long openedNs;
     long holdSinceNs = Long.MIN_VALUE;
     long lastRnrNakNs = Long.MIN_VALUE;

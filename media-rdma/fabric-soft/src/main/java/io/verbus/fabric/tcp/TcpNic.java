@@ -344,6 +344,28 @@ final class TcpNic implements Agent
                 qp.inbound = connection;
                 connection.queuePair = qp;
                 connection.helloDone = true;
+                acknowledgeHello(connection, sourceQpn, targetQpn);
+                work++;
+            }
+            else if (connection.dialed && !connection.helloAcknowledged)
+            {
+                if (in.remaining() < TcpWire.HELLO_LENGTH)
+                {
+                    return 0;
+                }
+                final int start = in.position();
+                final TcpQueuePair qp = connection.queuePair;
+                if (in.getInt(start + TcpWire.HELLO_MAGIC_OFFSET) != TcpWire.MAGIC ||
+                    in.getInt(start + TcpWire.HELLO_VERSION_OFFSET) != TcpWire.VERSION ||
+                    in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET) != qp.qpNumber() ||
+                    in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET) != qp.remoteConnectionInfo().qpNumber())
+                {
+                    // Not the Verbus NIC the peer announced: drop it, the QP errs, nothing was sent there.
+                    lose(connection);
+                    return 1;
+                }
+                in.position(start + TcpWire.HELLO_LENGTH);
+                connection.helloAcknowledged = true;
                 work++;
             }
 
@@ -387,6 +409,21 @@ final class TcpNic implements Agent
             }
         }
         return work;
+    }
+
+    private static void acknowledgeHello(final TcpConnection connection, final int dialerQpn, final int responderQpn)
+        throws IOException
+    {
+        final int offset = connection.reserve(TcpWire.HELLO_LENGTH);
+        if (offset < 0)
+        {
+            throw new IOException("no room for the hello answer on a new connection");
+        }
+        final ByteBuffer out = connection.writeBuffer();
+        out.putInt(offset + TcpWire.HELLO_MAGIC_OFFSET, TcpWire.MAGIC);
+        out.putInt(offset + TcpWire.HELLO_VERSION_OFFSET, TcpWire.VERSION);
+        out.putInt(offset + TcpWire.HELLO_TARGET_QPN_OFFSET, dialerQpn);
+        out.putInt(offset + TcpWire.HELLO_SOURCE_QPN_OFFSET, responderQpn);
     }
 
     private TcpQueuePair find(final int qpNumber)

@@ -416,7 +416,7 @@ final class TcpQueuePair extends SoftQueuePair
             return 0;
         }
         final TcpConnection connection = outbound;
-        if (null == connection || !connection.connected)
+        if (null == connection || !connection.connected || !connection.helloAcknowledged)
         {
             if (dialStartedNs != Long.MIN_VALUE && nowNs - dialStartedNs > connectTimeoutNs &&
                 sendTail() > sqCompleted)

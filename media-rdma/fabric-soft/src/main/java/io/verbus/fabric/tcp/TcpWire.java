@@ -7,9 +7,12 @@ package io.verbus.fabric.tcp;
 final class TcpWire
 {
     static final int MAGIC = 0x56425443; // "VBTC"
-    static final int VERSION = 1;
+    /** 2: the responder answers the hello, and the dialer sends nothing else before that answer. */
+    static final int VERSION = 2;
 
-    // Hello, first bytes of a dialed connection: who is calling which QP.
+    // Hello, first bytes of a dialed connection: who is calling which QP. The responder answers with the same
+    // frame, target and source swapped: proof that a Verbus NIC with that QP is at the other end. Until it arrives
+    // the dialer transmits nothing, so a peer that points this NIC at some other service gets 16 bytes, no data.
     static final int HELLO_MAGIC_OFFSET = 0;
     static final int HELLO_VERSION_OFFSET = 4;
     static final int HELLO_TARGET_QPN_OFFSET = 8;
