@@ -74,7 +74,7 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
         final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,
         final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo)
     {
-        checkMessageLength(lengthOne, lengthTwo);
+        checkOfferArguments(bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo);
         if (isClosed)
         {
             return CLOSED;
@@ -109,7 +109,7 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
 
     public long tryClaim(final int length, final BufferClaim bufferClaim)
     {
-        checkClaimLength(length);
+        checkClaimArguments(length, bufferClaim);
         if (isClosed)
         {
             return CLOSED;
@@ -136,8 +136,9 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
 
         final UnsafeBuffer termBuffer = termBuffers[partitionIndex];
         putRawTail(resultingOffset);
-        FrameWriter.writeHeader(termBuffer, termOffset, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_DATA,
-            sessionId, streamId, termId);
+        // The length is stored negated first, so an abandoned claim can be padded to its exact length.
+        FrameWriter.writeHeader(termBuffer, termOffset, frameLength, FrameDescriptor.UNFRAGMENTED,
+            HeaderFlyweight.HDR_TYPE_DATA, sessionId, streamId, termId);
         bufferClaim.wrap(termBuffer, termOffset, frameLength);
         if (sendOnCommit)
         {
@@ -187,7 +188,7 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
         final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo,
         final ReservedValueSupplier reservedValueSupplier)
     {
-        checkMessageLength(lengthOne, lengthTwo);
+        checkOfferArguments(bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo);
         if (isClosed)
         {
             return CLOSED;

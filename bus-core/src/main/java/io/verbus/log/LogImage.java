@@ -264,6 +264,12 @@ public final class LogImage implements Image
                 }
             }
         }
+        catch (final Exception ex)
+        {
+            // As Aeron's Image: a handler that throws ends this poll; its fragment counts as consumed (redelivering
+            // it would most likely throw again and wedge the stream) and the exception goes to the error handler.
+            errorHandler.onError(ex);
+        }
         finally
         {
             final long newPosition = position + (offset - termOffset);
@@ -334,6 +340,12 @@ public final class LogImage implements Image
                 }
             }
         }
+        catch (final Exception ex)
+        {
+            // As Aeron's Image: a handler that throws ends this poll; its fragment counts as consumed (redelivering
+            // it would most likely throw again and wedge the stream) and the exception goes to the error handler.
+            errorHandler.onError(ex);
+        }
         finally
         {
             final long resultingPosition = initialPosition + (offset - initialOffset);
@@ -387,6 +399,12 @@ public final class LogImage implements Image
                         termBuffer, frameOffset + HEADER_LENGTH, frameLength - HEADER_LENGTH, header);
                 }
             }
+        }
+        catch (final Exception ex)
+        {
+            // As Aeron's Image: a handler that throws ends this poll; its fragment counts as consumed (redelivering
+            // it would most likely throw again and wedge the stream) and the exception goes to the error handler.
+            errorHandler.onError(ex);
         }
         finally
         {
@@ -465,6 +483,12 @@ public final class LogImage implements Image
                     subscriberPosition.setRelease(initialPosition);
                 }
             }
+        }
+        catch (final Exception ex)
+        {
+            // As Aeron's Image: a handler that throws ends this poll; its fragment counts as consumed (redelivering
+            // it would most likely throw again and wedge the stream) and the exception goes to the error handler.
+            errorHandler.onError(ex);
         }
         finally
         {

@@ -233,4 +233,30 @@ class BoundedImageTest
             assertTrue(errors.isEmpty());
         }
     }
+
+    @Test
+    void shouldHandAHandlerExceptionToTheErrorHandlerAndCountTheFragmentAsConsumed()
+    {
+        try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))
+        {
+            final ExclusiveLogPublication publication = log.exclusive();
+            final UnsafeBuffer message = new UnsafeBuffer(new byte[32]);
+            final long first = publication.offer(message, 0, 32);
+            final long second = publication.offer(message, 0, 32);
+
+            final LogImage image = boundedImage(log);
+            boundBuffer.putLongRelease(BOUND_OFFSET, second);
+            final int[] calls = {0};
+            assertEquals(1, image.poll((b, o, l, h) ->
+            {
+                calls[0]++;
+                throw new IllegalStateException("application bug");
+            }, 10), "the poll ends at the fragment whose handler threw, and returns normally");
+            assertEquals(first, image.position(), "the fragment that threw counts as consumed");
+            assertEquals(1, errors.size());
+            assertEquals("application bug", errors.get(0).getMessage());
+            assertEquals(1, image.poll((b, o, l, h) -> calls[0]++, 10), "the next poll carries on");
+            assertEquals(2, calls[0]);
+        }
+    }
 }
