@@ -7,6 +7,7 @@ import org.agrona.concurrent.EpochNanoClock;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemEpochNanoClock;
 import org.agrona.concurrent.SystemNanoClock;
+import org.agrona.concurrent.status.AtomicCounter;
 import org.agrona.concurrent.status.CountersReader;
 
 import java.nio.file.Path;
@@ -123,6 +124,19 @@ public final class Verbus implements AutoCloseable
     public int invoke()
     {
         return driver.invoke();
+    }
+
+    /**
+     * Allocates a counter in this Verbus's counters file, so that {@code ./verbus stat} shows it: for components
+     * built on Verbus (the archive recorder, late joiners). Thread-safe; closing the counter frees it.
+     *
+     * @param typeId of the counter, in the caller's range of {@link io.verbus.counters.CounterTypes}.
+     * @param label  shown beside its value.
+     * @return the counter, set to 0.
+     */
+    public AtomicCounter addCounter(final int typeId, final String label)
+    {
+        return driver.addCounter(typeId, label);
     }
 
     /** @return the counters of this Verbus (the same ones {@code ./verbus stat} shows). */
