@@ -1,6 +1,7 @@
 package io.verbus.archive;
 
 import io.aeron.Aeron;
+import io.aeron.CommonContext;
 import io.aeron.archive.Archive;
 import io.aeron.archive.ArchiveThreadingMode;
 import io.aeron.archive.ArchivingMediaDriver;
@@ -15,6 +16,7 @@ import org.agrona.CloseHelper;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.status.CountersReader;
 
+import java.io.File;
 import java.nio.file.Path;
 
 /**
@@ -30,6 +32,9 @@ import java.nio.file.Path;
  */
 public final class ArchiveConnection implements AutoCloseable
 {
+    /** A driver whose heartbeat is older than this is not running. */
+    static final long DRIVER_ACTIVE_TIMEOUT_MS = 5_000;
+
     private final Context context;
     private final ArchivingMediaDriver archivingDriver;
     private final MediaDriver clientDriver;
@@ -43,6 +48,13 @@ public final class ArchiveConnection implements AutoCloseable
         try
         {
             final String aeronDir = context.aeronDir();
+            if ((context.launchArchive() || (!context.sharesArchiveDriver() && context.launchClientDriver())) &&
+                isDriverActive(aeronDir))
+            {
+                // A launched driver deletes its dir on start: never do that to a running one.
+                throw new IllegalStateException("a media driver is already running in " + aeronDir +
+                    " (a running recorder's archive?): connect to it as an existing archive, or use another dir");
+            }
             if (context.launchArchive())
             {
                 launchedArchive = ArchivingMediaDriver.launch(driverContext(aeronDir), archiveContext(aeronDir));
@@ -64,6 +76,15 @@ public final class ArchiveConnection implements AutoCloseable
             CloseHelper.quietCloseAll(launchedArchive, launchedDriver);
             throw ex;
         }
+    }
+
+    /**
+     * @param aeronDir a media driver dir.
+     * @return true when a media driver is alive there (its heartbeat is recent).
+     */
+    public static boolean isDriverActive(final String aeronDir)
+    {
+        return CommonContext.isDriverActive(new File(aeronDir), DRIVER_ACTIVE_TIMEOUT_MS, (message) -> {});
     }
 
     /**

@@ -112,6 +112,44 @@ final class FrameCapture
             return null;
         }
 
+        /**
+         * Compares this capture's next frame with another's: same position, length, flags, type, term offset,
+         * reserved value and payload; session id, stream id and term id may differ (another publication's).
+         *
+         * @return null when they match, else what differs.
+         */
+        String matchNextIgnoringIds(final Cursor other)
+        {
+            final long position = buffer.getLong(offset);
+            final int frameLength = buffer.getInt(offset + 8);
+            final long otherPosition = other.owner().buffer.getLong(other.offset);
+            final int otherLength = other.owner().buffer.getInt(other.offset + 8);
+            String mismatch = null;
+            if (position != otherPosition || frameLength != otherLength)
+            {
+                mismatch = "frame " + index + ": position/length " + position + "/" + frameLength + " vs " +
+                    otherPosition + "/" + otherLength;
+            }
+            for (int i = 0; null == mismatch && i < frameLength; i++)
+            {
+                final boolean isIdField = (i >= 12 && i < 20) || (i >= 20 && i < 24);
+                if (!isIdField && buffer.getByte(offset + 12 + i) != other.owner().buffer.getByte(other.offset + 12 + i))
+                {
+                    mismatch = "frame " + index + " at " + position + ": byte " + i + " differs";
+                }
+            }
+            offset += align(12 + frameLength);
+            index++;
+            other.offset += align(12 + otherLength);
+            other.index++;
+            return mismatch;
+        }
+
+        private FrameCapture owner()
+        {
+            return FrameCapture.this;
+        }
+
         long index()
         {
             return index;

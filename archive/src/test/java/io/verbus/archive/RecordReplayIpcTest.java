@@ -108,4 +108,81 @@ class RecordReplayIpcTest
             }
         }
     }
+
+    @Test
+    void shouldRepublishAReplayIntoAVerbusChannelWithTheRecordedFramesAndPositions()
+    {
+        final int messages = 3_000;
+        final int targetStreamId = STREAM_ID + 1;
+        try (Verbus verbus = Verbus.launch(TestSupport.context(dir));
+            VerbusRecorder recorder = VerbusRecorder.launch(new VerbusRecorder.Context()
+                .verbus(verbus).channel("ipc").streamId(STREAM_ID).archive(ArchiveTestSupport.embeddedArchive(dir))))
+        {
+            final ExclusivePublication publication = verbus.addExclusivePublication("ipc", STREAM_ID);
+            TestSupport.await("recorder image", () -> 1 == recorder.subscription().imageCount());
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(TestMessages.MAX_LENGTH);
+            for (long sequence = 0; sequence < messages; )
+            {
+                if (publication.offer(message, 0, TestMessages.encode(message, sequence)) > 0)
+                {
+                    sequence++;
+                }
+            }
+            final long endPosition = publication.position();
+            TestSupport.await("recorded", () -> recorder.recordedPosition(publication.sessionId()) == endPosition);
+
+            final Subscription target = verbus.addSubscription("ipc", targetStreamId);
+            final ExclusivePublication targetPublication = verbus.addExclusivePublication("ipc", targetStreamId);
+            final FrameCapture replayed = new FrameCapture(1024 * 1024);
+            final FrameCapture republished = new FrameCapture(1024 * 1024);
+            final TestMessages.Checker checker = new TestMessages.Checker(0);
+            final FragmentAssembler assembler = new FragmentAssembler((buffer, offset, length, header) ->
+                checker.onMessage(buffer, offset, length));
+            try (AeronArchive archive = recorder.connection().connectArchive();
+                ArchiveReplay replay = ArchiveReplay.start(recorder.connection(), archive,
+                    StreamRecordings.ofSession(archive, STREAM_ID, publication.sessionId()).get(0), 0, endPosition))
+            {
+                final ReplayPublisher replayPublisher = new ReplayPublisher(targetPublication);
+                TestSupport.await("republished", () -> checker.received == messages || null != checker.failure, () ->
+                {
+                    replay.controlledPoll((buffer, offset, length, header) ->
+                    {
+                        final io.aeron.logbuffer.ControlledFragmentHandler.Action action =
+                            replayPublisher.onFragment(buffer, offset, length, header);
+                        if (io.aeron.logbuffer.ControlledFragmentHandler.Action.CONTINUE == action)
+                        {
+                            replayed.add(header);
+                        }
+                        return action;
+                    }, 64);
+                    target.poll((buffer, offset, length, header) ->
+                    {
+                        republished.add(header);
+                        assembler.onFragment(buffer, offset, length, header);
+                    }, 64);
+                });
+            }
+            assertNull(checker.failure, () -> checker.failure + "; first frame difference: " +
+                firstDifference(replayed, republished));
+            assertEquals(messages, checker.received);
+            assertEquals(endPosition, targetPublication.position(), "the target log ends where the recording does");
+            assertEquals(replayed.frames(), republished.frames());
+            assertNull(firstDifference(replayed, republished));
+        }
+    }
+
+    private static String firstDifference(final FrameCapture expected, final FrameCapture actual)
+    {
+        final FrameCapture.Cursor expectedCursor = expected.cursor();
+        final FrameCapture.Cursor actualCursor = actual.cursor();
+        for (long i = 0, frames = Math.min(expected.frames(), actual.frames()); i < frames; i++)
+        {
+            final String difference = expectedCursor.matchNextIgnoringIds(actualCursor);
+            if (null != difference)
+            {
+                return difference;
+            }
+        }
+        return null;
+    }
 }

@@ -3,9 +3,7 @@ package io.verbus.archive;
 import io.verbus.Publication;
 import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
-import io.verbus.media.rdma.RdmaCounters;
 import org.agrona.ExpandableArrayBuffer;
-import org.agrona.concurrent.status.CountersReader;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -41,7 +39,7 @@ public final class StreamPublisherMain
             .idleStrategy("backoff")))
         {
             final Publication publication = verbus.addPublication(channel, streamId);
-            System.out.println("PORT " + controlPort(verbus.countersReader()) + " SESSION " + publication.sessionId());
+            System.out.println("PORT " + StreamPublisherMainPort.of(verbus) + " SESSION " + publication.sessionId());
             System.out.flush();
             awaitLine(in, "GO");
 
@@ -97,18 +95,5 @@ public final class StreamPublisherMain
         {
             // only the expected word moves on
         }
-    }
-
-    private static int controlPort(final CountersReader counters)
-    {
-        final int[] port = { -1 };
-        counters.forEach((counterId, typeId, keyBuffer, label) ->
-        {
-            if (RdmaCounters.CONTROL_PORT_TYPE_ID == typeId)
-            {
-                port[0] = (int)counters.getCounterValue(counterId);
-            }
-        });
-        return port[0];
     }
 }
