@@ -20,7 +20,7 @@ import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
  * Records one Verbus image (one publisher session of the stream) into one Aeron Archive recording, with the
  * recording's positions equal to the stream's.
  * <p>
- * Frames are copied out of the image into a one-term <em>retention</em> buffer at their own term offsets, then
+ * Frames are copied out of the image into a <em>retention</em> buffer of a few terms, each term at its own place,
  * written to an Aeron {@link ExclusivePublication} that starts at the same position with the stream's session id,
  * initial term id and term length, as raw blocks ({@code offerBlock}); the archive records that publication. The
  * padding frame a Verbus log writes at a term end is never delivered by {@code poll}: the image's position jumps to
@@ -28,7 +28,8 @@ import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
  * stream's log byte for byte (data frames exactly; padding frames with the same length and type).
  * <p>
  * Bytes stay in the retention buffer until the archive reports them recorded, and the image is read no further than
- * one term beyond that (so a slow archive back-pressures the Verbus stream instead of losing data). If the archive
+ * the retention beyond that: the recorder reads at the live rate while the archive writes behind it, and an archive
+ * slower than that for longer than the retention back-pressures the Verbus stream instead of losing data. If the archive
  * goes away, what it had not recorded is still here, and is written again from the archive's stop position to a new
  * publication that extends the same recording.
  * <p>
@@ -65,6 +66,8 @@ final class ImageRecorder implements ControlledFragmentHandler
     private final int initialTermId;
     private final int termLength;
     private final int termLengthMask;
+    private final int retainedLength;
+    private final int retainedMask;
     private final UnsafeBuffer retained;
     private ExclusivePublication publication;
     private long subscriptionId = Aeron.NULL_VALUE;
@@ -80,9 +83,17 @@ final class ImageRecorder implements ControlledFragmentHandler
     private long nextPositionQueryNs;
     private long stopPosition = Aeron.NULL_VALUE;
     private long countedPosition;
+    private long notConnectedSinceNs = Aeron.NULL_VALUE;
+    private RecordingGap pendingGap;
     private State state = State.NEW;
 
-    ImageRecorder(final Image image, final long nowNs)
+    /**
+     * @param image          to record.
+     * @param retentionTerms terms of retention (a power of two): how far the recorder may read ahead of what the
+     *                       archive has recorded.
+     * @param nowNs          now.
+     */
+    ImageRecorder(final Image image, final int retentionTerms, final long nowNs)
     {
         this.stateChangeNs = nowNs;
         this.image = image;
@@ -91,7 +102,9 @@ final class ImageRecorder implements ControlledFragmentHandler
         this.initialTermId = image.initialTermId();
         this.termLength = image.termBufferLength();
         this.termLengthMask = termLength - 1;
-        this.retained = new UnsafeBuffer(ByteBuffer.allocateDirect(termLength));
+        this.retainedLength = termLength * retentionTerms;
+        this.retainedMask = retainedLength - 1;
+        this.retained = new UnsafeBuffer(ByteBuffer.allocateDirect(retainedLength));
         final long joinPosition = image.position();
         this.consumedPosition = joinPosition;
         this.offeredPosition = joinPosition;
@@ -161,6 +174,20 @@ final class ImageRecorder implements ControlledFragmentHandler
     boolean extendsRecording()
     {
         return extendsRecording;
+    }
+
+    /** A gap found when the recording was requested, reported once it has started (requests may be retried). */
+    void pendingGap(final RecordingGap gap)
+    {
+        pendingGap = gap;
+    }
+
+    /** @return the gap to report now that the recording started, or null; cleared. */
+    RecordingGap takePendingGap()
+    {
+        final RecordingGap gap = pendingGap;
+        pendingGap = null;
+        return gap;
     }
 
     /** @return true once the archive refused to extend the previous recording: the next start is a new recording. */
@@ -253,6 +280,7 @@ final class ImageRecorder implements ControlledFragmentHandler
         this.confirmedPosition = position;
         this.recordingPositionCounterId = Aeron.NULL_VALUE;
         this.stopPosition = Aeron.NULL_VALUE;
+        this.notConnectedSinceNs = Aeron.NULL_VALUE;
         state(State.STARTING, nowNs);
     }
 
@@ -307,7 +335,7 @@ final class ImageRecorder implements ControlledFragmentHandler
     }
 
     /**
-     * Reads new frames from the image into the retention buffer, no further than one term beyond what the archive
+     * Reads new frames from the image into the retention buffer, no further than the retention beyond what the archive
      * has recorded.
      *
      * @return the number of frames read.
@@ -318,7 +346,7 @@ final class ImageRecorder implements ControlledFragmentHandler
         {
             return 0;
         }
-        pollLimitPosition = confirmedPosition + termLength;
+        pollLimitPosition = confirmedPosition + retainedLength;
         if (consumedPosition >= pollLimitPosition)
         {
             return 0;
@@ -347,7 +375,7 @@ final class ImageRecorder implements ControlledFragmentHandler
         {
             skipPaddingTo(frameStartPosition);
         }
-        retained.putBytes((int)frameStartPosition & termLengthMask, header.buffer(), header.offset(), alignedLength);
+        retained.putBytes((int)frameStartPosition & retainedMask, header.buffer(), header.offset(), alignedLength);
         consumedPosition = frameEndPosition;
         return Action.CONTINUE;
     }
@@ -366,7 +394,7 @@ final class ImageRecorder implements ControlledFragmentHandler
             throw new IllegalStateException("image of stream=" + streamId + " session=" + sessionId + " moved from " +
                 consumedPosition + " to " + nextTermPosition + ", which is not padding to a term end");
         }
-        writePaddingHeader((int)consumedPosition & termLengthMask, (int)paddingLength);
+        writePaddingHeader((int)consumedPosition & retainedMask, (int)paddingLength);
         consumedPosition = nextTermPosition;
     }
 
@@ -393,8 +421,9 @@ final class ImageRecorder implements ControlledFragmentHandler
         while (offeredPosition < consumedPosition)
         {
             final int termOffset = (int)offeredPosition & termLengthMask;
-            final int frameLength = retained.getInt(termOffset + HeaderFlyweight.FRAME_LENGTH_FIELD_OFFSET);
-            final int frameType = retained.getShort(termOffset + HeaderFlyweight.TYPE_FIELD_OFFSET) & 0xFFFF;
+            final int retainedOffset = (int)offeredPosition & retainedMask;
+            final int frameLength = retained.getInt(retainedOffset + HeaderFlyweight.FRAME_LENGTH_FIELD_OFFSET);
+            final int frameType = retained.getShort(retainedOffset + HeaderFlyweight.TYPE_FIELD_OFFSET) & 0xFFFF;
             final long result;
             final long expectedPosition;
             if (HeaderFlyweight.HDR_TYPE_PAD == frameType)
@@ -402,16 +431,16 @@ final class ImageRecorder implements ControlledFragmentHandler
                 final int chunkLength = paddingChunkLength(frameLength);
                 if (chunkLength < frameLength)
                 {
-                    writePaddingHeader(termOffset + chunkLength, frameLength - chunkLength);
+                    writePaddingHeader(retainedOffset + chunkLength, frameLength - chunkLength);
                 }
                 expectedPosition = offeredPosition + chunkLength;
                 result = publication.appendPadding(chunkLength - HEADER_LENGTH);
             }
             else
             {
-                final int blockLength = dataBlockLength(termOffset);
+                final int blockLength = dataBlockLength(termOffset, retainedOffset);
                 expectedPosition = offeredPosition + blockLength;
-                result = publication.offerBlock(retained, termOffset, blockLength);
+                result = publication.offerBlock(retained, retainedOffset, blockLength);
             }
 
             if (result < 0)
@@ -435,8 +464,11 @@ final class ImageRecorder implements ControlledFragmentHandler
         return paddingLength - HEADER_LENGTH <= maxChunk ? paddingLength : maxChunk + HEADER_LENGTH;
     }
 
-    /** @return the length of the run of data frames from a term offset: within the term, read, and the window. */
-    private int dataBlockLength(final int termOffset)
+    /**
+     * @return the length of the run of data frames from a term offset (at an offset of the retention buffer, where
+     * each term lies contiguous): within the term, what was read, and the window.
+     */
+    private int dataBlockLength(final int termOffset, final int retainedOffset)
     {
         final long window = Math.max(publication.availableWindow(), 0);
         final long readable = consumedPosition - offeredPosition;
@@ -444,7 +476,7 @@ final class ImageRecorder implements ControlledFragmentHandler
         int length = 0;
         while (length < limit)
         {
-            final int frameOffset = termOffset + length;
+            final int frameOffset = retainedOffset + length;
             final int frameType = retained.getShort(frameOffset + HeaderFlyweight.TYPE_FIELD_OFFSET) & 0xFFFF;
             if (HeaderFlyweight.HDR_TYPE_PAD == frameType)
             {
@@ -462,11 +494,32 @@ final class ImageRecorder implements ControlledFragmentHandler
         return length;
     }
 
-    /** @return true when the recording publication is gone or not connected to the archive. */
-    boolean isPublicationLost()
+    /**
+     * @param nowNs   now.
+     * @param graceNs how long the publication may be without the archive's subscription before it counts as lost
+     *                (its connected flag trails the archive's START signal by a driver duty cycle).
+     * @return true when the recording publication is closed, or has not been connected to the archive for the grace.
+     */
+    boolean isPublicationLost(final long nowNs, final long graceNs)
     {
-        return null != publication && (publication.isClosed() ||
-            (State.RECORDING == state && !publication.isConnected()));
+        if (null == publication)
+        {
+            return false;
+        }
+        if (publication.isClosed())
+        {
+            return true;
+        }
+        if (publication.isConnected())
+        {
+            notConnectedSinceNs = Aeron.NULL_VALUE;
+            return false;
+        }
+        if (Aeron.NULL_VALUE == notConnectedSinceNs)
+        {
+            notConnectedSinceNs = nowNs;
+        }
+        return nowNs - notConnectedSinceNs > graceNs;
     }
 
     /** Closes the recording publication (the archive then stops the recording, which was started with autoStop). */

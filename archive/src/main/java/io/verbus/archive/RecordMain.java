@@ -27,6 +27,9 @@ public final class RecordMain
         %s
           --help                 this text""";
 
+    /** How long a launch waits for a crashed archive's mark file to expire (Aeron's liveness timeout is 10 s). */
+    static final long ARCHIVE_MARK_FILE_WAIT_NS = TimeUnit.SECONDS.toNanos(30);
+
     private RecordMain()
     {
     }
@@ -72,12 +75,7 @@ public final class RecordMain
         final ShutdownSignalBarrier barrier = 0 == durationS ? new ShutdownSignalBarrier() : null;
 
         try (Verbus verbus = Verbus.launch(new Verbus.Context().dir(dir).threadingMode(ThreadingMode.SHARED));
-            VerbusRecorder recorder = VerbusRecorder.launch(new VerbusRecorder.Context()
-                .verbus(verbus)
-                .channel(channel)
-                .streamId(streamId)
-                .archive(commandLine.archiveContext())
-                .listener(new PrintingListener(out))))
+            VerbusRecorder recorder = launchRecorder(verbus, channel, streamId, commandLine, out))
         {
             out.println("verbus record: stream " + streamId + " of " + channel + " into " +
                 recorder.connection().describe() + "; counters: ./verbus stat --dir " + dir);
@@ -123,6 +121,40 @@ public final class RecordMain
             if (null != barrier)
             {
                 barrier.close();
+            }
+        }
+    }
+
+    /**
+     * Launches the recorder. An archive dir whose previous archive crashed stays marked active for Aeron's liveness
+     * timeout (10 s): the launch is retried meanwhile rather than failing a restart right after a crash.
+     */
+    private static VerbusRecorder launchRecorder(
+        final Verbus verbus, final String channel, final int streamId, final CommandLine commandLine,
+        final PrintStream out) throws InterruptedException
+    {
+        final long deadlineNs = System.nanoTime() + ARCHIVE_MARK_FILE_WAIT_NS;
+        while (true)
+        {
+            try
+            {
+                return VerbusRecorder.launch(new VerbusRecorder.Context()
+                    .verbus(verbus)
+                    .channel(channel)
+                    .streamId(streamId)
+                    .archive(commandLine.archiveContext())
+                    .listener(new PrintingListener(out)));
+            }
+            catch (final RuntimeException ex)
+            {
+                final String message = String.valueOf(ex.getMessage());
+                if (!message.contains("active mark file") || System.nanoTime() > deadlineNs)
+                {
+                    throw ex;
+                }
+                out.println("verbus record: the archive dir is still marked active by an archive that stopped " +
+                    "without closing (crashed?); retrying until its mark file expires");
+                Thread.sleep(1_000);
             }
         }
     }

@@ -104,6 +104,17 @@ public final class VerbusRecorder implements Agent, AutoCloseable
         return "verbus-recorder";
     }
 
+    /** @return the retention of an image in terms: as configured, within {@link Context#RETENTION_MAX_LENGTH}. */
+    private int retentionTerms(final int termLength)
+    {
+        int terms = context.retentionTerms();
+        while (terms > 1 && (long)terms * termLength > Context.RETENTION_MAX_LENGTH)
+        {
+            terms >>= 1;
+        }
+        return terms;
+    }
+
     private void onAvailableImage(final Image image)
     {
         if (!newImages.offer(image))
@@ -131,7 +142,8 @@ public final class VerbusRecorder implements Agent, AutoCloseable
     public int doWork()
     {
         final long nowNs = nanoClock.nanoTime();
-        int work = newImages.drain((image) -> recorders.add(new ImageRecorder(image, nowNs)));
+        int work = newImages.drain((image) -> recorders.add(
+            new ImageRecorder(image, retentionTerms(image.termBufferLength()), nowNs)));
 
         if (null == archive)
         {
@@ -203,7 +215,7 @@ public final class VerbusRecorder implements Agent, AutoCloseable
             {
                 int work = recorder.poll() + recorder.offer();
                 updateRecordedPosition(recorder, nowNs);
-                if (recorder.isPublicationLost())
+                if (recorder.isPublicationLost(nowNs, context.startTimeoutNs()))
                 {
                     throw new IllegalStateException("recording publication of " + recorder + " lost its archive");
                 }
@@ -296,12 +308,11 @@ public final class VerbusRecorder implements Agent, AutoCloseable
         }
 
         final long startPosition = null != extendable ? extendable.stopPosition() : recorder.confirmedPosition();
-        if (Long.MIN_VALUE != recordedTo && recordedTo < startPosition)
-        {
-            reportGap(new RecordingGap(recorder.streamId(), recorder.sessionId(), recordedTo, startPosition,
+        recorder.pendingGap(Long.MIN_VALUE != recordedTo && recordedTo < startPosition ?
+            new RecordingGap(recorder.streamId(), recorder.sessionId(), recordedTo, startPosition,
                 Aeron.NULL_VALUE != recorder.recordingId() ? "the archive lost data it had not yet recorded" :
-                "the recorder was not subscribed (dropped, stopped or started late) while the stream went on"));
-        }
+                "the recorder was not subscribed (dropped, stopped or started late) while the stream went on") :
+            null);
 
         final String channel = RecordingChannel.publicationChannel(
             context.archive().recordingChannel(), context.channel(), recorder.sessionId(), recorder.initialTermId(),
@@ -364,6 +375,11 @@ public final class VerbusRecorder implements Agent, AutoCloseable
                     RecordingPos.findCounterIdByRecording(countersReader, recordingId, archive.archiveId()) :
                     Aeron.NULL_VALUE;
                 recorder.onRecordingStarted(recordingId, counterId, nowNs);
+                final RecordingGap gap = recorder.takePendingGap();
+                if (null != gap)
+                {
+                    reportGap(gap);
+                }
                 listener.onRecordingStarted(
                     recordingId, recorder.streamId(), recorder.sessionId(), position, RecordingSignal.EXTEND == signal);
             }
@@ -409,7 +425,7 @@ public final class VerbusRecorder implements Agent, AutoCloseable
 
     private void onArchiveLost(final String reason, final long nowNs)
     {
-        LOGGER.log(System.Logger.Level.WARNING, "archive lost (" + reason + "): retaining up to a term per image " +
+        LOGGER.log(System.Logger.Level.WARNING, "archive lost (" + reason + "): retaining up to the retention of each image " +
             "and reconnecting every " + TimeUnit.NANOSECONDS.toMillis(context.reconnectIntervalNs()) + " ms");
         for (int i = 0, size = recorders.size(); i < size; i++)
         {
@@ -514,13 +530,17 @@ public final class VerbusRecorder implements Agent, AutoCloseable
         return context;
     }
 
-    /** @return the archive's recording position of a session's current recording, or -1 when none. */
+    /**
+     * @param sessionId of a publisher.
+     * @return how far the archive has recorded that session's stream in this recorder's recordings, or -1 before
+     * any of them started. Thread-safe (a snapshot).
+     */
     public long recordedPosition(final int sessionId)
     {
         long position = -1;
         for (final ImageRecorder recorder : List.copyOf(recorders))
         {
-            if (recorder.sessionId() == sessionId)
+            if (recorder.sessionId() == sessionId && Aeron.NULL_VALUE != recorder.recordingId())
             {
                 position = Math.max(position, recorder.confirmedPosition());
             }
@@ -574,6 +594,16 @@ public final class VerbusRecorder implements Agent, AutoCloseable
         /** How often a remote archive is asked how far it has recorded. */
         public static final long POSITION_QUERY_INTERVAL_NS_DEFAULT = TimeUnit.MILLISECONDS.toNanos(100);
 
+        /**
+         * Terms of each image the recorder may read ahead of what the archive has recorded: it absorbs the archive's
+         * write latency, so the recorder reads at the live rate; and it is what is written again, without a gap,
+         * when the archive comes back after a restart.
+         */
+        public static final int RETENTION_TERMS_DEFAULT = 4;
+
+        /** The retention of one image never exceeds this (fewer terms for long terms, at least one). */
+        public static final long RETENTION_MAX_LENGTH = 64L * 1024 * 1024;
+
         private boolean concluded;
         private Verbus verbus;
         private String channel;
@@ -588,6 +618,7 @@ public final class VerbusRecorder implements Agent, AutoCloseable
         private long reconnectIntervalNs = RECONNECT_INTERVAL_NS_DEFAULT;
         private long retryIntervalNs = RETRY_INTERVAL_NS_DEFAULT;
         private long positionQueryIntervalNs = POSITION_QUERY_INTERVAL_NS_DEFAULT;
+        private int retentionTerms = RETENTION_TERMS_DEFAULT;
         private NanoClock nanoClock = SystemNanoClock.INSTANCE;
 
         /**
@@ -629,6 +660,11 @@ public final class VerbusRecorder implements Agent, AutoCloseable
                     io.verbus.ChannelUri.MTU_MAX_LENGTH);
             }
             IdleStrategies.checkName(idleStrategy);
+            if (retentionTerms < 1 || Integer.bitCount(retentionTerms) != 1)
+            {
+                throw new IllegalArgumentException("retentionTerms must be a power of two of at least 1: " +
+                    retentionTerms);
+            }
             if (null == listener)
             {
                 listener = new RecordingListener()
@@ -796,6 +832,19 @@ public final class VerbusRecorder implements Agent, AutoCloseable
         public Context positionQueryIntervalNs(final long positionQueryIntervalNs)
         {
             this.positionQueryIntervalNs = positionQueryIntervalNs;
+            return this;
+        }
+
+        /** @return terms of retention per image (a power of two). */
+        public int retentionTerms()
+        {
+            return retentionTerms;
+        }
+
+        /** @return this. */
+        public Context retentionTerms(final int retentionTerms)
+        {
+            this.retentionTerms = retentionTerms;
             return this;
         }
 

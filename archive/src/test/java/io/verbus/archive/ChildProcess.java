@@ -72,6 +72,24 @@ final class ChildProcess implements AutoCloseable
         return new ChildProcess(new ProcessBuilder(command).redirectErrorStream(true).start());
     }
 
+    /**
+     * @return the last line starting with the prefix among those printed so far (consuming them), or null.
+     */
+    String latestLine(final String prefix)
+    {
+        String latest = null;
+        String line;
+        while (null != (line = lines.poll()))
+        {
+            transcript.add(line);
+            if (line.startsWith(prefix))
+            {
+                latest = line;
+            }
+        }
+        return latest;
+    }
+
     /** @return the first line starting with the prefix; fails on a FAILED line, on exit, or after the timeout. */
     String awaitLine(final String prefix, final long timeoutMs) throws InterruptedException
     {
@@ -111,6 +129,19 @@ final class ChildProcess implements AutoCloseable
     long pid()
     {
         return process.pid();
+    }
+
+    /** Sends SIGTERM (an orderly shutdown) and waits for the process to exit; false if it did not in time. */
+    boolean terminate(final long timeoutMs) throws InterruptedException
+    {
+        process.destroy();
+        return process.waitFor(timeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** @return the lines read so far (those awaited and those skipped over). */
+    List<String> transcript()
+    {
+        return List.copyOf(transcript);
     }
 
     /** Sends SIGKILL and waits for the process to go. */

@@ -155,6 +155,22 @@ final class FrameCapture
             return index;
         }
 
+        /** Moves to the first frame that ends after {@code position}. */
+        void skipTo(final long position)
+        {
+            while (offset < length && buffer.getLong(offset) <= position)
+            {
+                offset += align(12 + buffer.getInt(offset + 8));
+                index++;
+            }
+        }
+
+        /** @return the end position of the next captured frame, or {@link Long#MAX_VALUE} at the end. */
+        long nextFrameEnd()
+        {
+            return offset >= length ? Long.MAX_VALUE : buffer.getLong(offset);
+        }
+
         boolean isAtEnd()
         {
             return offset >= length;
