@@ -66,6 +66,7 @@ final class ImageRecorder implements ControlledFragmentHandler
     private final int initialTermId;
     private final int termLength;
     private final int termLengthMask;
+    private final int mtuLength;
     private final int retainedLength;
     private final int retainedMask;
     private final UnsafeBuffer retained;
@@ -85,16 +86,20 @@ final class ImageRecorder implements ControlledFragmentHandler
     private long countedPosition;
     private long notConnectedSinceNs = Aeron.NULL_VALUE;
     private RecordingGap pendingGap;
+    private boolean warnedFrameBeyondMtu;
+    private volatile long publishedRecordedPosition = -1;
     private State state = State.NEW;
 
     /**
      * @param image          to record.
      * @param retentionTerms terms of retention (a power of two): how far the recorder may read ahead of what the
      *                       archive has recorded.
+     * @param mtuLength      of the recording publication.
      * @param nowNs          now.
      */
-    ImageRecorder(final Image image, final int retentionTerms, final long nowNs)
+    ImageRecorder(final Image image, final int retentionTerms, final int mtuLength, final long nowNs)
     {
+        this.mtuLength = mtuLength;
         this.stateChangeNs = nowNs;
         this.image = image;
         this.sessionId = image.sessionId();
@@ -110,6 +115,21 @@ final class ImageRecorder implements ControlledFragmentHandler
         this.offeredPosition = joinPosition;
         this.confirmedPosition = joinPosition;
         this.countedPosition = joinPosition;
+    }
+
+    /** Makes the recorded position visible to other threads: once per duty cycle, -1 before recording started. */
+    void publishRecordedPosition()
+    {
+        if (Aeron.NULL_VALUE != recordingId)
+        {
+            publishedRecordedPosition = confirmedPosition;
+        }
+    }
+
+    /** @return the recorded position as last published; any thread. */
+    long publishedRecordedPosition()
+    {
+        return publishedRecordedPosition;
     }
 
     /** @return bytes the archive recorded since the last call (for the rate counter). */
@@ -374,6 +394,13 @@ final class ImageRecorder implements ControlledFragmentHandler
         if (frameStartPosition != consumedPosition)
         {
             skipPaddingTo(frameStartPosition);
+        }
+        if (frameLength > mtuLength && !warnedFrameBeyondMtu)
+        {
+            warnedFrameBeyondMtu = true;
+            System.getLogger(ImageRecorder.class.getName()).log(System.Logger.Level.WARNING, "stream=" + streamId +
+                " session=" + sessionId + " has a frame of " + frameLength + " bytes, above the recording MTU of " +
+                mtuLength + ": it is recorded, but a replay over UDP cannot carry it (raise the recording MTU)");
         }
         retained.putBytes((int)frameStartPosition & retainedMask, header.buffer(), header.offset(), alignedLength);
         consumedPosition = frameEndPosition;

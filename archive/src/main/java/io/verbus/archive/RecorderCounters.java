@@ -61,12 +61,6 @@ final class RecorderCounters implements AutoCloseable
         }
     }
 
-    /** @return bytes recorded since the recorder started (across sessions). */
-    long recordedBytes()
-    {
-        return recordedBytes;
-    }
-
     public void close()
     {
         if (!verbus.isClosed())

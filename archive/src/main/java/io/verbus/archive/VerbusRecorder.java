@@ -49,7 +49,8 @@ public final class VerbusRecorder implements Agent, AutoCloseable
     private final RecordingListener listener;
     private final ManyToOneConcurrentArrayQueue<Image> newImages = new ManyToOneConcurrentArrayQueue<>(1024);
     private final ArrayList<ImageRecorder> recorders = new ArrayList<>();
-    private final List<RecordingGap> gaps = new ArrayList<>();
+    private volatile ImageRecorder[] published = new ImageRecorder[0];
+    private final List<RecordingGap> gaps = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Subscription subscription;
     private final RecorderCounters counters;
     private ArchiveConnection connection;
@@ -143,7 +144,7 @@ public final class VerbusRecorder implements Agent, AutoCloseable
     {
         final long nowNs = nanoClock.nanoTime();
         int work = newImages.drain((image) -> recorders.add(
-            new ImageRecorder(image, retentionTerms(image.termBufferLength()), nowNs)));
+            new ImageRecorder(image, retentionTerms(image.termBufferLength()), context.recordingMtuLength(), nowNs)));
 
         if (null == archive)
         {
@@ -158,6 +159,10 @@ public final class VerbusRecorder implements Agent, AutoCloseable
                     work += recorders.get(i).poll();
                 }
                 updateCounters(nowNs);
+                if (published.length != recorders.size())
+                {
+                    published = recorders.toArray(new ImageRecorder[0]);
+                }
                 return work;
             }
         }
@@ -180,7 +185,11 @@ public final class VerbusRecorder implements Agent, AutoCloseable
         }
 
         updateCounters(nowNs);
-        recorders.removeIf((recorder) -> ImageRecorder.State.DONE == recorder.state());
+        if (recorders.removeIf((recorder) -> ImageRecorder.State.DONE == recorder.state()) ||
+            published.length != recorders.size())
+        {
+            published = recorders.toArray(new ImageRecorder[0]);
+        }
         return work;
     }
 
@@ -493,6 +502,7 @@ public final class VerbusRecorder implements Agent, AutoCloseable
             position = recorder.confirmedPosition();
             lag = Math.max(lag, recorder.consumedPosition() - recorder.confirmedPosition());
             newlyRecorded += recorder.takeNewlyRecordedBytes();
+            recorder.publishRecordedPosition();
         }
         counters.update(position, lag, newlyRecorded, nowNs);
     }
@@ -503,19 +513,10 @@ public final class VerbusRecorder implements Agent, AutoCloseable
         return subscription;
     }
 
-    /** @return the gaps reported so far (read on the recorder's thread, or after it stopped). */
+    /** @return the gaps reported so far. Thread-safe. */
     public List<RecordingGap> gaps()
     {
         return List.copyOf(gaps);
-    }
-
-    /**
-     * @return a snapshot of each recorded session as {@code [sessionId, recordingId, recordedPosition]}; for tests
-     * and tools, on the recorder's thread or after it stopped.
-     */
-    List<ImageRecorder> imageRecorders()
-    {
-        return List.copyOf(recorders);
     }
 
     /** @return the connection to the archive, or null while reconnecting. */
@@ -538,11 +539,11 @@ public final class VerbusRecorder implements Agent, AutoCloseable
     public long recordedPosition(final int sessionId)
     {
         long position = -1;
-        for (final ImageRecorder recorder : List.copyOf(recorders))
+        for (final ImageRecorder recorder : published)
         {
-            if (recorder.sessionId() == sessionId && Aeron.NULL_VALUE != recorder.recordingId())
+            if (recorder.sessionId() == sessionId)
             {
-                position = Math.max(position, recorder.confirmedPosition());
+                position = Math.max(position, recorder.publishedRecordedPosition());
             }
         }
         return position;
