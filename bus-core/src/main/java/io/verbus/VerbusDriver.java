@@ -686,6 +686,41 @@ final class VerbusDriver implements AutoCloseable
         return work;
     }
 
+    AtomicCounter addCounter(final int typeId, final String label)
+    {
+        synchronized (lock)
+        {
+            ensureOpen();
+            ensureCountersAvailable(1);
+            final int counterId = countersManager.allocate(label, typeId);
+            return new LockedCounter((UnsafeBuffer)countersFile.valuesBuffer(), counterId);
+        }
+    }
+
+    /** A counter for a caller outside the driver: freed under the driver's lock, as allocation is. */
+    private final class LockedCounter extends AtomicCounter
+    {
+        LockedCounter(final UnsafeBuffer valuesBuffer, final int counterId)
+        {
+            super(valuesBuffer, counterId);
+        }
+
+        public void close()
+        {
+            synchronized (lock)
+            {
+                if (!isClosed())
+                {
+                    super.close();
+                    if (!VerbusDriver.this.isClosed)
+                    {
+                        countersManager.free(id());
+                    }
+                }
+            }
+        }
+    }
+
     CountersReader countersReader()
     {
         ensureOpen();

@@ -33,6 +33,9 @@ public final class CounterTypes
     /** First type id of the range reserved for other media found through the SPI. */
     public static final int MEDIA_OTHER_TYPE_ID_BASE = 200;
 
+    /** First type id of the range reserved for the archive module (recorder, replay, late join): 300..399. */
+    public static final int ARCHIVE_TYPE_ID_BASE = 300;
+
     private CounterTypes()
     {
     }
@@ -49,7 +52,8 @@ public final class CounterTypes
             case BACK_PRESSURE_EVENTS_TYPE_ID -> "back-pressure";
             case ERRORS_TYPE_ID -> "errors";
             case UNBLOCKED_PUBLICATIONS_TYPE_ID -> "unblocked";
-            default -> typeId >= MEDIA_OTHER_TYPE_ID_BASE ? "media" :
+            default -> typeId >= ARCHIVE_TYPE_ID_BASE && typeId < ARCHIVE_TYPE_ID_BASE + 100 ? "archive" :
+                typeId >= MEDIA_OTHER_TYPE_ID_BASE ? "media" :
                 typeId >= MEDIA_RDMA_TYPE_ID_BASE ? "rdma" : "type-" + typeId;
         };
     }
