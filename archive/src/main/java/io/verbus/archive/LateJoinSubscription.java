@@ -503,6 +503,53 @@ public final class LateJoinSubscription implements Subscription
         return null == live ? null : live.imageBySessionId(sessionId);
     }
 
+    /**
+     * Block and raw polls read the live image's log; they see nothing while the subscription is still replaying.
+     */
+    public long blockPoll(final io.aeron.logbuffer.BlockHandler blockHandler, final int blockLengthLimit)
+    {
+        return Phase.LIVE == phase && null != live ? live.blockPoll(blockHandler, blockLengthLimit) : 0;
+    }
+
+    public long rawPoll(final io.aeron.logbuffer.RawBlockHandler rawBlockHandler, final int blockLengthLimit)
+    {
+        return Phase.LIVE == phase && null != live ? live.rawPoll(rawBlockHandler, blockLengthLimit) : 0;
+    }
+
+    public Image imageAtIndex(final int index)
+    {
+        if (null == live)
+        {
+            throw new IndexOutOfBoundsException("no live image yet: the subscription is replaying");
+        }
+        return live.imageAtIndex(index);
+    }
+
+    public void forEachImage(final java.util.function.Consumer<Image> consumer)
+    {
+        if (null != live)
+        {
+            live.forEachImage(consumer);
+        }
+    }
+
+    public boolean hasNoImages()
+    {
+        return null == live || live.hasNoImages();
+    }
+
+    /** @return the live subscription's registration id, or -1 before the live subscription is added. */
+    public long registrationId()
+    {
+        return null == live ? -1 : live.registrationId();
+    }
+
+    public long channelStatus()
+    {
+        return isClosed ? io.aeron.status.ChannelEndpointStatus.NO_ID_ALLOCATED :
+            io.aeron.status.ChannelEndpointStatus.ACTIVE;
+    }
+
     /** @return true while it has a source: a replay, or the live image once merged. */
     public boolean isConnected()
     {
