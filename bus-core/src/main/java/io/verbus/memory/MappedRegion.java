@@ -125,6 +125,14 @@ public final class MappedRegion implements AutoCloseable
             // cleaner, so dropping it leaves the (now anonymous) mapping in place. If the kernel refused the
             // replacement, the shared mapping itself stays: leaking its memory until exit beats a crash.
             QuarantinedMemory.replace(segment);
+            try
+            {
+                fileChannel.close(); // the file itself is no longer mapped: let its file system go (umount)
+            }
+            catch (final IOException ignore)
+            {
+                // Closing a file we only read from cannot lose data.
+            }
             if (fileKept)
             {
                 try

@@ -57,6 +57,8 @@ final class ImageConnection
     ReadablePosition subscriberPosition;
     boolean announced;
     long lastPublisherTimestamp;
+    /** The publisher's latest position as the agent last read it (for the lag counter; the image keeps its own). */
+    long lastPublishedPosition;
     long lastHeardNs;
     long lastConsumedSent = -1;
     long lastStatusWriteNs;

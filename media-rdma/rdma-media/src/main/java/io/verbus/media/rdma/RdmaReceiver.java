@@ -184,11 +184,14 @@ public final class RdmaReceiver implements MediaReceiver
     /** The publisher's heartbeat: a consistent position block with a new timestamp. */
     private void readPublisherHeartbeat(final ImageConnection connection, final long nowNs)
     {
-        if (SlotLayout.read(connection.positionBlock, 0, slotValues) &&
-            slotValues[1] != connection.lastPublisherTimestamp)
+        if (SlotLayout.read(connection.positionBlock, 0, slotValues))
         {
-            connection.lastPublisherTimestamp = slotValues[1];
-            connection.lastHeardNs = nowNs;
+            connection.lastPublishedPosition = Math.max(connection.lastPublishedPosition, slotValues[0]);
+            if (slotValues[1] != connection.lastPublisherTimestamp)
+            {
+                connection.lastPublisherTimestamp = slotValues[1];
+                connection.lastHeardNs = nowNs;
+            }
         }
     }
 
@@ -280,7 +283,8 @@ public final class RdmaReceiver implements MediaReceiver
             if (connection.announced)
             {
                 RdmaCounters.set(connection.counters.lag,
-                    connection.bound.bound() - connection.subscriberPosition.getVolatile());
+                    Math.max(connection.bound.bound(), connection.lastPublishedPosition) -
+                    connection.subscriberPosition.getVolatile());
             }
             if (connection.closeRequested)
             {
