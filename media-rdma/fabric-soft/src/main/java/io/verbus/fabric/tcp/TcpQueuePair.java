@@ -77,6 +77,8 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     static final long MAX_ACK_DELAY_NS = TimeUnit.MILLISECONDS.toNanos(1);
     /** The NIC thread leaves a QP to the application threads that made progress on it this recently. */
     static final long FALLBACK_GRACE_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** A loopback write of a few frames, before any is measured. */
+    static final long INITIAL_WRITE_COST_NS = TimeUnit.MICROSECONDS.toNanos(2);
     /** A WRITE payload with at least this much still to arrive is read straight into the target region. */
     static final int DIRECT_PLACEMENT_MIN_BYTES = 16 * 1024;
 
@@ -134,8 +136,11 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private long lastAwaitedSequence = -1;
     private long lastPostEndNs;
     private long lastWriteEndNs;
-    /** How long the last write of requests took: posts closer together than this are coalesced. */
-    private long lastWriteCostNs;
+    /**
+     * What a write of requests costs, a moving average with outliers clamped (a write the scheduler preempted is not
+     * what writes cost): posts closer together than this are coalesced.
+     */
+    private long writeCostNs = INITIAL_WRITE_COST_NS;
     /** When frames were first held back to coalesce, NONE if what is pending (if anything) is not held back. */
     private long coalescingSinceNs = NONE;
 
@@ -151,7 +156,10 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     /** Requests acknowledged: every one before this has been answered, singly or cumulatively. */
     private long requestsAcknowledged;
     private long unacknowledgedSinceNs;
-    private boolean acknowledgementDue;
+    /** Receive pass in which a request the requester awaits was applied, NONE if none is unacknowledged. */
+    private long acknowledgementDuePass = NONE;
+    private long receivePasses;
+    private boolean returnedEarly;
 
     TcpQueuePair(
         final TcpDevice device, final SoftProtectionDomain pd, final QueuePairConfig config, final int qpNumber)
@@ -411,7 +419,17 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         }
         // While the poster streams (frames held to coalesce), its own polls would otherwise add reads to every post.
         final boolean streaming = application && NONE != coalescingSinceNs;
-        int work = receiveRequests(nowNs, streaming);
+        final long appliedBefore = requestsApplied;
+        int work = receiveRequests(nowNs, streaming, application);
+        if (application && requestsApplied != appliedBefore && QueuePairState.ERR != state && !returnedEarly)
+        {
+            // The application is waiting for what just landed: let it look before this thread makes more system
+            // calls (responses, held frames); its next poll does them (at most one pass is cut short in a row, so a
+            // receiver that gets data on every pass still reads its responses and writes what it holds).
+            returnedEarly = true;
+            return work + timers(nowNs);
+        }
+        returnedEarly = false;
         work += receiveResponses(nowNs, application, streaming);
         if (QueuePairState.ERR == state)
         {
@@ -427,10 +445,10 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     }
 
     /**
-     * Write what was just framed, or hold it to coalesce with what follows: a post that comes within one write's cost
-     * of the last write's end starts holding (so a streaming poster spends at most about half its time in writes, and
-     * an isolated post, whose predecessor is long written, goes out at once); holding lasts while posts keep coming,
-     * up to {@code coalesceNs} or {@link #COALESCE_MAX_BYTES}.
+     * Write what was just framed, or hold it to coalesce with what follows: a post that comes within what a write
+     * costs of the last write's end starts holding (so a streaming poster spends at most about half its time in
+     * writes, and an isolated post, whose predecessor is long written, goes out at once); holding lasts while posts
+     * keep coming, up to {@code coalesceNs} or {@link #COALESCE_MAX_BYTES}.
      *
      * @return true if it wrote.
      */
@@ -450,7 +468,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                     return false;
                 }
             }
-            else if (nowNs - lastWriteEndNs < Math.min(lastWriteCostNs, coalesceNs))
+            else if (nowNs - lastWriteEndNs < Math.min(writeCostNs, coalesceNs))
             {
                 coalescingSinceNs = nowNs;
                 return false;
@@ -465,7 +483,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      */
     private long flushGapNs()
     {
-        return Math.max(STREAM_GAP_NS, Math.min(lastWriteCostNs, coalesceNs));
+        return Math.max(STREAM_GAP_NS, Math.min(writeCostNs, coalesceNs));
     }
 
     /**
@@ -505,7 +523,8 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             lose(connection);
         }
         final long endNs = System.nanoTime();
-        lastWriteCostNs = endNs - startNs;
+        final long costNs = writeCostNs;
+        writeCostNs = costNs + ((Math.min(endNs - startNs, 4 * costNs) - costNs) >> 3);
         lastWriteEndNs = endNs;
     }
 
@@ -665,13 +684,14 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     // ---------------------------------------------------------------------------------------------------
     // Responder: the peer's requests on the connection it dialed.
 
-    private int receiveRequests(final long nowNs, final boolean streaming)
+    private int receiveRequests(final long nowNs, final boolean streaming, final boolean application)
     {
         final TcpConnection connection = inbound;
         if (null == connection || !connection.isUsable())
         {
             return 0;
         }
+        receivePasses++;
         int work = 0;
         try
         {
@@ -710,7 +730,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             }
             if (!connection.isClosed())
             {
-                work += acknowledge(connection, nowNs);
+                work += acknowledge(connection, nowNs, application);
                 if (connection.hasPendingWrites())
                 {
                     connection.flush();
@@ -1031,7 +1051,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         }
         requestsApplied = sequence + 1;
         requestsAcknowledged = sequence + 1;
-        acknowledgementDue = false;
+        acknowledgementDuePass = NONE;
         if (status != WorkCompletionStatus.SUCCESS)
         {
             // A responder that NAKs an access or invalid request goes to ERR, as on RC hardware.
@@ -1047,20 +1067,24 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             unacknowledgedSinceNs = nowNs; // the oldest unacknowledged request
         }
         requestsApplied = sequence + 1;
-        if ((flags & SendFlags.SIGNALED) != 0)
+        if ((flags & SendFlags.SIGNALED) != 0 && NONE == acknowledgementDuePass)
         {
-            acknowledgementDue = true; // the requester waits for this completion
+            acknowledgementDuePass = receivePasses; // the requester waits for this completion
         }
     }
 
     /**
      * Acknowledge every applied request at once when one of them is awaited, or when the oldest unacknowledged one
-     * has waited {@link #MAX_ACK_DELAY_NS} (or a quarter of the retry timeout).
+     * has waited {@link #MAX_ACK_DELAY_NS} (or a quarter of the retry timeout). An application thread acknowledges
+     * an awaited request on its pass after the one that applied it: first it looks at what landed.
      */
-    private int acknowledge(final TcpConnection connection, final long nowNs) throws IOException
+    private int acknowledge(final TcpConnection connection, final long nowNs, final boolean application)
+        throws IOException
     {
+        final long duePass = acknowledgementDuePass;
+        final boolean due = NONE != duePass && (!application || receivePasses > duePass);
         if (requestsApplied <= requestsAcknowledged || QueuePairState.ERR == state ||
-            (!acknowledgementDue && nowNs - unacknowledgedSinceNs < ackDelayNs))
+            (!due && nowNs - unacknowledgedSinceNs < ackDelayNs))
         {
             return 0;
         }
@@ -1072,7 +1096,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         writeResponseHeader(connection, offset, TcpWire.TYPE_ACK, WorkCompletionStatus.SUCCESS,
             requestsApplied - 1, 0, TcpWire.RESPONSE_HEADER_LENGTH);
         requestsAcknowledged = requestsApplied;
-        acknowledgementDue = false;
+        acknowledgementDuePass = NONE;
         return 1;
     }
 
