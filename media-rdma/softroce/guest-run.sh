@@ -130,7 +130,9 @@ run_peer() {
 # True while the process runs (an exited child stays a zombie until waited for).
 alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat")" != Z ]; }
 rdma_media_run() {
-    RDMA_CHANNEL="rdma:endpoint=$RXE_ADDRESS:$((40122 + $1))|provider=verbs"   # a fresh port per attempt
+    # A fresh port per attempt; a 60 s liveness timeout: under TCG on a busy host a JVM can stall for seconds,
+    # and a subscriber dropped for silence rejoins at the live position (a gap the check rightly fails on).
+    RDMA_CHANNEL="rdma:endpoint=$RXE_ADDRESS:$((40122 + $1))|provider=verbs|timeout=60s|heartbeat=1s"
     peer_dir=/tmp/rdma-peers-$1
     mkdir -p "$peer_dir"
     mkfifo "$peer_dir/publisher.in"

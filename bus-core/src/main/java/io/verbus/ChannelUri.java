@@ -2,10 +2,10 @@ package io.verbus;
 
 import io.aeron.logbuffer.FrameDescriptor;
 import io.aeron.protocol.DataHeaderFlyweight;
+import org.agrona.SystemUtil;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -37,8 +37,14 @@ public final class ChannelUri
     /** How far a publisher may run ahead of its slowest subscriber in bytes; suffixes k, m, g. */
     public static final String WINDOW_KEY = "window";
 
+    /**
+     * Aeron's {@code session-id}: on a subscription, only the publication with this session id becomes an image
+     * (a session-specific subscription); on a publication, the session id it takes (unique per stream).
+     */
+    public static final String SESSION_ID_KEY = "session-id";
+
     /** Keys every Verbus (non-Aeron) scheme accepts. */
-    public static final Set<String> COMMON_KEYS = Set.of(TERM_LENGTH_KEY, MTU_KEY, WINDOW_KEY);
+    public static final Set<String> COMMON_KEYS = Set.of(TERM_LENGTH_KEY, MTU_KEY, WINDOW_KEY, SESSION_ID_KEY);
 
     /** Smallest term length accepted, 64 KiB. */
     public static final int TERM_MIN_LENGTH = 64 * 1024;
@@ -245,6 +251,31 @@ public final class ChannelUri
         return (int)window;
     }
 
+    /** @return true when the channel names a {@code session-id}. */
+    public boolean hasSessionId()
+    {
+        return params.containsKey(SESSION_ID_KEY);
+    }
+
+    /**
+     * @return the {@code session-id} value.
+     * @throws IllegalArgumentException naming the key when it is absent or not an integer.
+     */
+    public int sessionId()
+    {
+        if (!hasSessionId())
+        {
+            throw new IllegalArgumentException("channel '" + channel + "' has no " + SESSION_ID_KEY);
+        }
+        return intValue(SESSION_ID_KEY, 0);
+    }
+
+    /** @return true when the channel has no {@code session-id} or names this one. */
+    public boolean matchesSession(final int sessionId)
+    {
+        return !hasSessionId() || sessionId() == sessionId;
+    }
+
     /**
      * @return an integer parameter, or the default when absent.
      * @throws IllegalArgumentException naming the key when it is not an integer.
@@ -278,32 +309,14 @@ public final class ChannelUri
      */
     public static long parseSize(final String key, final String value, final String channel)
     {
-        final String text = value.trim().toLowerCase(Locale.ROOT);
-        long multiplier = 1;
-        String digits = text;
-        if (!text.isEmpty())
-        {
-            switch (text.charAt(text.length() - 1))
-            {
-                case 'k' -> multiplier = 1024L;
-                case 'm' -> multiplier = 1024L * 1024;
-                case 'g' -> multiplier = 1024L * 1024 * 1024;
-                default -> multiplier = 1;
-            }
-            if (multiplier != 1)
-            {
-                digits = text.substring(0, text.length() - 1);
-            }
-        }
-
         try
         {
-            final long number = Long.parseLong(digits);
-            if (number <= 0 || number > Long.MAX_VALUE / multiplier)
+            final long size = SystemUtil.parseSize(key, value.trim());
+            if (size <= 0)
             {
-                throw new NumberFormatException("out of range");
+                throw new NumberFormatException("not positive");
             }
-            return number * multiplier;
+            return size;
         }
         catch (final NumberFormatException ex)
         {

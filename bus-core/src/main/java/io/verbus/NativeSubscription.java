@@ -1,8 +1,12 @@
 package io.verbus;
 
+import io.aeron.logbuffer.BlockHandler;
 import io.aeron.logbuffer.ControlledFragmentHandler;
 import io.aeron.logbuffer.FragmentHandler;
+import io.aeron.logbuffer.RawBlockHandler;
+import io.aeron.status.ChannelEndpointStatus;
 import io.verbus.log.LogImage;
+import org.agrona.ErrorHandler;
 
 import java.util.Arrays;
 import java.util.List;
@@ -11,7 +15,9 @@ import java.util.function.Consumer;
 /**
  * A subscription over native logs ({@code ipc:} or a media's bounded images). The images are a plain array
  * replaced under lock when they change, so {@code poll} reads one volatile reference and allocates nothing; it
- * polls the images round-robin from a rotating start so no publisher starves another.
+ * polls the images round-robin from a rotating start so no publisher starves another. A handler that throws is
+ * handled as {@link HandlerGuard} describes: the fragment counts as consumed and the exception goes to the error
+ * handler.
  */
 final class NativeSubscription implements Subscription
 {
@@ -22,6 +28,7 @@ final class NativeSubscription implements Subscription
     private final AvailableImageHandler availableImageHandler;
     private final UnavailableImageHandler unavailableImageHandler;
     private final Consumer<NativeSubscription> closeHandler;
+    private final HandlerGuard handlerGuard;
     private volatile LogImage[] images = new LogImage[0];
     private volatile boolean isClosed;
     private int roundRobinIndex;
@@ -32,8 +39,10 @@ final class NativeSubscription implements Subscription
         final int streamId,
         final AvailableImageHandler availableImageHandler,
         final UnavailableImageHandler unavailableImageHandler,
-        final Consumer<NativeSubscription> closeHandler)
+        final Consumer<NativeSubscription> closeHandler,
+        final ErrorHandler errorHandler)
     {
+        this.handlerGuard = new HandlerGuard(errorHandler);
         this.registrationId = registrationId;
         this.channel = uri.toString();
         this.uri = uri;
@@ -43,7 +52,7 @@ final class NativeSubscription implements Subscription
         this.closeHandler = closeHandler;
     }
 
-    long registrationId()
+    public long registrationId()
     {
         return registrationId;
     }
@@ -55,6 +64,7 @@ final class NativeSubscription implements Subscription
 
     public int poll(final FragmentHandler fragmentHandler, final int fragmentLimit)
     {
+        final FragmentHandler guardedHandler = handlerGuard.guard(fragmentHandler);
         final LogImage[] images = this.images;
         final int length = images.length;
         int fragmentsRead = 0;
@@ -67,11 +77,11 @@ final class NativeSubscription implements Subscription
 
         for (int i = startingIndex; i < length && fragmentsRead < fragmentLimit; i++)
         {
-            fragmentsRead += images[i].poll(fragmentHandler, fragmentLimit - fragmentsRead);
+            fragmentsRead += images[i].poll(guardedHandler, fragmentLimit - fragmentsRead);
         }
         for (int i = 0; i < startingIndex && fragmentsRead < fragmentLimit; i++)
         {
-            fragmentsRead += images[i].poll(fragmentHandler, fragmentLimit - fragmentsRead);
+            fragmentsRead += images[i].poll(guardedHandler, fragmentLimit - fragmentsRead);
         }
 
         return fragmentsRead;
@@ -79,6 +89,7 @@ final class NativeSubscription implements Subscription
 
     public int controlledPoll(final ControlledFragmentHandler fragmentHandler, final int fragmentLimit)
     {
+        final ControlledFragmentHandler guardedHandler = handlerGuard.guard(fragmentHandler);
         final LogImage[] images = this.images;
         final int length = images.length;
         int fragmentsRead = 0;
@@ -91,14 +102,57 @@ final class NativeSubscription implements Subscription
 
         for (int i = startingIndex; i < length && fragmentsRead < fragmentLimit; i++)
         {
-            fragmentsRead += images[i].controlledPoll(fragmentHandler, fragmentLimit - fragmentsRead);
+            fragmentsRead += images[i].controlledPoll(guardedHandler, fragmentLimit - fragmentsRead);
         }
         for (int i = 0; i < startingIndex && fragmentsRead < fragmentLimit; i++)
         {
-            fragmentsRead += images[i].controlledPoll(fragmentHandler, fragmentLimit - fragmentsRead);
+            fragmentsRead += images[i].controlledPoll(guardedHandler, fragmentLimit - fragmentsRead);
         }
 
         return fragmentsRead;
+    }
+
+    public long blockPoll(final BlockHandler blockHandler, final int blockLengthLimit)
+    {
+        long bytesConsumed = 0;
+        for (final LogImage image : images)
+        {
+            bytesConsumed += image.blockPoll(blockHandler, blockLengthLimit);
+        }
+        return bytesConsumed;
+    }
+
+    public long rawPoll(final RawBlockHandler rawBlockHandler, final int blockLengthLimit)
+    {
+        long bytesConsumed = 0;
+        for (final LogImage image : images)
+        {
+            bytesConsumed += image.rawPoll(rawBlockHandler, blockLengthLimit);
+        }
+        return bytesConsumed;
+    }
+
+    public Image imageAtIndex(final int index)
+    {
+        return images[index];
+    }
+
+    public void forEachImage(final Consumer<Image> consumer)
+    {
+        for (final LogImage image : images)
+        {
+            consumer.accept(image);
+        }
+    }
+
+    public boolean hasNoImages()
+    {
+        return 0 == images.length;
+    }
+
+    public long channelStatus()
+    {
+        return isClosed ? ChannelEndpointStatus.NO_ID_ALLOCATED : ChannelEndpointStatus.ACTIVE;
     }
 
     public List<Image> images()
@@ -162,6 +216,12 @@ final class NativeSubscription implements Subscription
             isClosed = true;
             closeHandler.accept(this);
         }
+    }
+
+    /** The Verbus closed: the subscription is closed too, without telling any handler. */
+    void onDriverClosed()
+    {
+        isClosed = true;
     }
 
     /** Adds an image and tells the handler. Call under the driver's lock. */

@@ -1,5 +1,7 @@
 package io.verbus;
 
+import io.aeron.DirectBufferVector;
+import io.aeron.ReservedValueSupplier;
 import io.aeron.logbuffer.BufferClaim;
 import org.agrona.DirectBuffer;
 
@@ -28,6 +30,18 @@ public interface Publication extends AutoCloseable
     long MAX_POSITION_EXCEEDED = -5;
 
     /**
+     * Appends a whole buffer as one message: {@code offer(buffer, 0, buffer.capacity())}.
+     *
+     * @param buffer holding the message from index 0 to its capacity.
+     * @return the new stream position, or a negative code.
+     * @throws IllegalArgumentException when the capacity is above {@link #maxMessageLength()}.
+     */
+    default long offer(final DirectBuffer buffer)
+    {
+        return offer(buffer, 0, buffer.capacity());
+    }
+
+    /**
      * Appends a message, fragmenting it when it exceeds {@link #maxPayloadLength()}.
      *
      * @param buffer holding the message.
@@ -50,6 +64,48 @@ public interface Publication extends AutoCloseable
         DirectBuffer bufferTwo, int offsetTwo, int lengthTwo);
 
     /**
+     * Appends a message as {@link #offer(DirectBuffer, int, int)} does, and lets the supplier set the 64-bit reserved
+     * value of each frame's header (Aeron's semantics: called once per fragment, after the payload is written and
+     * before the frame is published, with the frame's offset and length in the term buffer).
+     *
+     * @param reservedValueSupplier sets the reserved value of each frame, or null for the default (0).
+     * @return the new stream position, or a negative code.
+     * @throws IllegalArgumentException when the length is negative or above {@link #maxMessageLength()}.
+     */
+    long offer(DirectBuffer buffer, int offset, int length, ReservedValueSupplier reservedValueSupplier);
+
+    /**
+     * Appends one message gathered from two buffers, with a {@link ReservedValueSupplier} for each frame's header.
+     *
+     * @return the new stream position, or a negative code.
+     * @throws IllegalArgumentException when a length is negative or the sum is above {@link #maxMessageLength()}.
+     */
+    long offer(
+        DirectBuffer bufferOne, int offsetOne, int lengthOne,
+        DirectBuffer bufferTwo, int offsetTwo, int lengthTwo,
+        ReservedValueSupplier reservedValueSupplier);
+
+    /**
+     * Appends one message gathered from the vectors in order, without copying them together first.
+     *
+     * @param vectors that make up the message; each is validated (Aeron's {@link DirectBufferVector#validate()}).
+     * @return the new stream position, or a negative code.
+     * @throws IllegalArgumentException when a vector is invalid or the total is above {@link #maxMessageLength()}.
+     */
+    default long offer(final DirectBufferVector[] vectors)
+    {
+        return offer(vectors, null);
+    }
+
+    /**
+     * Appends one message gathered from the vectors, with a {@link ReservedValueSupplier} for each frame's header.
+     *
+     * @return the new stream position, or a negative code.
+     * @throws IllegalArgumentException when a vector is invalid or the total is above {@link #maxMessageLength()}.
+     */
+    long offer(DirectBufferVector[] vectors, ReservedValueSupplier reservedValueSupplier);
+
+    /**
      * Claims space for a message of up to {@link #maxPayloadLength()} bytes written in place: write it through
      * {@link BufferClaim#buffer()} from {@link BufferClaim#offset()}, then {@link BufferClaim#commit()} or
      * {@link BufferClaim#abort()}.
@@ -64,6 +120,34 @@ public interface Publication extends AutoCloseable
 
     /** @return the position the publication may write up to before it is back pressured. */
     long positionLimit();
+
+    /**
+     * @return how many bytes may be offered before the publication is back pressured ({@link #positionLimit()} -
+     * {@link #position()}; negative when the publisher is past its limit), or {@link #CLOSED}.
+     */
+    long availableWindow();
+
+    /**
+     * @return the id this publication was registered with: unique within its Verbus for {@code ipc} and media
+     * channels, Aeron's registration id for {@code aeron:} channels; what {@code Verbus.asyncAdd*} returned.
+     */
+    long registrationId();
+
+    /**
+     * Aeron's channel endpoint status: {@link io.aeron.status.ChannelEndpointStatus#ACTIVE} while open (an
+     * {@code ipc} or {@code rdma:} publication has no separate endpoint to fail: its endpoint is bound when the add
+     * returns, as Aeron reports for IPC), {@link io.aeron.status.ChannelEndpointStatus#NO_ID_ALLOCATED} once closed;
+     * {@code aeron:} channels report Aeron's own value.
+     *
+     * @return the status of the channel endpoint.
+     */
+    long channelStatus();
+
+    /** @return the highest position the log can address: term length x 2^31. */
+    long maxPossiblePosition();
+
+    /** @return log2 of the term length: shift a position right by it to get the number of terms it spans. */
+    int positionBitsToShift();
 
     /** @return true when at least one subscriber is connected. */
     boolean isConnected();

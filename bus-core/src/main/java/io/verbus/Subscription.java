@@ -1,9 +1,12 @@
 package io.verbus;
 
+import io.aeron.logbuffer.BlockHandler;
 import io.aeron.logbuffer.ControlledFragmentHandler;
 import io.aeron.logbuffer.FragmentHandler;
+import io.aeron.logbuffer.RawBlockHandler;
 
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * Receives a stream from every publisher on a channel and stream id: one {@link Image} per publisher.
@@ -27,6 +30,58 @@ public interface Subscription extends AutoCloseable
 
     /** @return a snapshot of the current images. */
     List<Image> images();
+
+    /**
+     * Polls each image once for a block of whole frames ({@link Image#blockPoll}).
+     *
+     * @param blockHandler     told of each image's block.
+     * @param blockLengthLimit the most bytes one image delivers in one block.
+     * @return the bytes consumed over all images.
+     */
+    long blockPoll(BlockHandler blockHandler, int blockLengthLimit);
+
+    /**
+     * Polls each image once for a raw block of whole frames ({@link Image#rawPoll}).
+     *
+     * @param rawBlockHandler  told of each image's block.
+     * @param blockLengthLimit the most bytes one image delivers in one block.
+     * @return the bytes consumed over all images.
+     */
+    long rawPoll(RawBlockHandler rawBlockHandler, int blockLengthLimit);
+
+    /**
+     * @param index from 0 to {@link #imageCount()} - 1.
+     * @return the image at that index of the current images.
+     * @throws IndexOutOfBoundsException when there is no image at that index (as Aeron's array access throws).
+     */
+    Image imageAtIndex(int index);
+
+    /**
+     * Calls the consumer with each current image, without copying the image list.
+     *
+     * @param consumer of each image.
+     */
+    void forEachImage(Consumer<Image> consumer);
+
+    /** @return true when the subscription has no images. */
+    boolean hasNoImages();
+
+    /**
+     * @return the id this subscription was registered with (Aeron's registration id for {@code aeron:} channels);
+     * what {@code Verbus.asyncAddSubscription} returned.
+     */
+    long registrationId();
+
+    /**
+     * Aeron's channel endpoint status: {@link io.aeron.status.ChannelEndpointStatus#ACTIVE} while open ({@code ipc}
+     * and {@code rdma:} subscriptions have no receive endpoint to bind, as Aeron's IPC subscriptions have none: an
+     * {@code rdma:} subscription that cannot reach its publisher stays ACTIVE and retries, logging why),
+     * {@link io.aeron.status.ChannelEndpointStatus#NO_ID_ALLOCATED} once closed; {@code aeron:} channels report
+     * Aeron's own value.
+     *
+     * @return the status of the channel endpoint.
+     */
+    long channelStatus();
 
     /** @return the number of current images. */
     int imageCount();

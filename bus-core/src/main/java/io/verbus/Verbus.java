@@ -7,9 +7,14 @@ import org.agrona.concurrent.EpochNanoClock;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.SystemEpochNanoClock;
 import org.agrona.concurrent.SystemNanoClock;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersManager;
 import org.agrona.concurrent.status.CountersReader;
 
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -28,6 +33,7 @@ import java.util.concurrent.TimeUnit;
 public final class Verbus implements AutoCloseable
 {
     private final VerbusDriver driver;
+    private final Map<Long, Object> asyncResults = new ConcurrentHashMap<>();
 
     private Verbus(final Context context)
     {
@@ -53,6 +59,7 @@ public final class Verbus implements AutoCloseable
      */
     public static Verbus launch(final Context context)
     {
+        io.verbus.log.OfferArguments.checkNotNull(context, "launch: context");
         context.conclude();
         return new Verbus(context);
     }
@@ -84,7 +91,8 @@ public final class Verbus implements AutoCloseable
     }
 
     /**
-     * Adds a subscription without image handlers.
+     * Adds a subscription with the context's image handlers ({@link Context#availableImageHandler()} and
+     * {@link Context#unavailableImageHandler()}, which by default do nothing), as Aeron does.
      *
      * @param channel  as for {@link #addPublication(String, int)}.
      * @param streamId of the stream.
@@ -92,7 +100,8 @@ public final class Verbus implements AutoCloseable
      */
     public Subscription addSubscription(final String channel, final int streamId)
     {
-        return addSubscription(channel, streamId, image -> {}, image -> {});
+        final Context context = driver.context();
+        return addSubscription(channel, streamId, context.availableImageHandler(), context.unavailableImageHandler());
     }
 
     /**
@@ -111,7 +120,205 @@ public final class Verbus implements AutoCloseable
         final AvailableImageHandler availableImageHandler,
         final UnavailableImageHandler unavailableImageHandler)
     {
+        io.verbus.log.OfferArguments.checkNotNull(availableImageHandler, "addSubscription: availableImageHandler");
+        io.verbus.log.OfferArguments.checkNotNull(unavailableImageHandler, "addSubscription: unavailableImageHandler");
         return driver.addSubscription(channel, streamId, availableImageHandler, unavailableImageHandler);
+    }
+
+    /**
+     * Adds a publication without waiting on the caller's behalf, Aeron's asynchronous shape: collect it with
+     * {@link #getPublication(long)}. The embedded driver completes an add within the call (there is no driver
+     * process to answer later), so the publication is ready at once; an add that fails does not throw here but from
+     * {@code getPublication}, as in Aeron.
+     *
+     * @param channel  as for {@link #addPublication(String, int)}.
+     * @param streamId of the stream.
+     * @return the registration id to collect the publication with; equals its {@link Publication#registrationId()}.
+     */
+    public long asyncAddPublication(final String channel, final int streamId)
+    {
+        try
+        {
+            return stashAsync(addPublication(channel, streamId));
+        }
+        catch (final RuntimeException ex)
+        {
+            return stashAsyncFailure(ex);
+        }
+    }
+
+    /**
+     * As {@link #asyncAddPublication(String, int)}, for an exclusive publication: collect it with
+     * {@link #getExclusivePublication(long)}.
+     *
+     * @return the registration id to collect the publication with.
+     */
+    public long asyncAddExclusivePublication(final String channel, final int streamId)
+    {
+        try
+        {
+            return stashAsync(addExclusivePublication(channel, streamId));
+        }
+        catch (final RuntimeException ex)
+        {
+            return stashAsyncFailure(ex);
+        }
+    }
+
+    /**
+     * As {@link #asyncAddPublication(String, int)}, for a subscription with the context's image handlers: collect it
+     * with {@link #getSubscription(long)}.
+     *
+     * @return the registration id to collect the subscription with.
+     */
+    public long asyncAddSubscription(final String channel, final int streamId)
+    {
+        final Context context = driver.context();
+        return asyncAddSubscription(
+            channel, streamId, context.availableImageHandler(), context.unavailableImageHandler());
+    }
+
+    /**
+     * As {@link #asyncAddPublication(String, int)}, for a subscription with its own image handlers.
+     *
+     * @return the registration id to collect the subscription with.
+     */
+    public long asyncAddSubscription(
+        final String channel,
+        final int streamId,
+        final AvailableImageHandler availableImageHandler,
+        final UnavailableImageHandler unavailableImageHandler)
+    {
+        try
+        {
+            return stashAsync(addSubscription(channel, streamId, availableImageHandler, unavailableImageHandler));
+        }
+        catch (final RuntimeException ex)
+        {
+            return stashAsyncFailure(ex);
+        }
+    }
+
+    /**
+     * Collects a publication added with {@link #asyncAddPublication(String, int)}. Aeron's semantics: null when the id
+     * is unknown (or the publication has since been closed), the publication as long as it is open, and the add's
+     * error, thrown once, when it failed.
+     *
+     * @param registrationId from {@link #asyncAddPublication(String, int)}.
+     * @return the publication, or null.
+     * @throws IllegalArgumentException (or what the add threw) when the add failed.
+     * @throws IllegalStateException    when the id belongs to a subscription or an exclusive publication.
+     */
+    public Publication getPublication(final long registrationId)
+    {
+        return asyncResult(registrationId, Publication.class, false);
+    }
+
+    /**
+     * Collects a publication added with {@link #asyncAddExclusivePublication(String, int)}; as
+     * {@link #getPublication(long)}.
+     *
+     * @param registrationId from {@link #asyncAddExclusivePublication(String, int)}.
+     * @return the publication, or null.
+     */
+    public ExclusivePublication getExclusivePublication(final long registrationId)
+    {
+        return asyncResult(registrationId, ExclusivePublication.class, true);
+    }
+
+    /**
+     * Collects a subscription added with {@link #asyncAddSubscription}; as {@link #getPublication(long)}.
+     *
+     * @param registrationId from {@code asyncAddSubscription}.
+     * @return the subscription, or null.
+     */
+    public Subscription getSubscription(final long registrationId)
+    {
+        return asyncResult(registrationId, Subscription.class, false);
+    }
+
+    /**
+     * Allocates a counter in this Verbus's counters file (shown by {@code ./verbus stat}), Aeron's
+     * {@code addCounter}. Aeron returns its {@code io.aeron.Counter}, a subclass of {@link AtomicCounter}: declare
+     * the variable as {@code AtomicCounter}. Closing the counter frees it.
+     *
+     * @param typeId of the counter: avoid Verbus's own (see {@code io.verbus.counters.CounterTypes}).
+     * @param label  shown next to its value.
+     * @return the counter, registered under a new registration id.
+     * @throws IllegalStateException when the counters file is full.
+     */
+    public AtomicCounter addCounter(final int typeId, final String label)
+    {
+        return driver.addCounter(typeId, null, 0, 0, label);
+    }
+
+    /**
+     * Allocates a counter with a key (up to {@link CountersManager#MAX_KEY_LENGTH} bytes) and a label taken from
+     * buffers, Aeron's {@code addCounter} with key and label buffers.
+     *
+     * @return the counter, registered under a new registration id.
+     */
+    public AtomicCounter addCounter(
+        final int typeId,
+        final DirectBuffer keyBuffer,
+        final int keyOffset,
+        final int keyLength,
+        final DirectBuffer labelBuffer,
+        final int labelOffset,
+        final int labelLength)
+    {
+        return driver.addCounter(typeId, keyBuffer, keyOffset, keyLength,
+            labelBuffer.getStringWithoutLengthAscii(labelOffset, labelLength));
+    }
+
+    private long stashAsync(final Publication publication)
+    {
+        asyncResults.put(publication.registrationId(), publication);
+        return publication.registrationId();
+    }
+
+    private long stashAsync(final Subscription subscription)
+    {
+        asyncResults.put(subscription.registrationId(), subscription);
+        return subscription.registrationId();
+    }
+
+    private long stashAsyncFailure(final RuntimeException ex)
+    {
+        final long registrationId = driver.nextRegistrationId();
+        asyncResults.put(registrationId, ex);
+        return registrationId;
+    }
+
+    private <T> T asyncResult(final long registrationId, final Class<T> type, final boolean exclusive)
+    {
+        final Object result = asyncResults.get(registrationId);
+        if (result instanceof RuntimeException ex)
+        {
+            asyncResults.remove(registrationId, result);
+            throw ex;
+        }
+        if (null == result)
+        {
+            return null;
+        }
+        final boolean isExclusive = result instanceof ExclusivePublication &&
+            (!(result instanceof io.verbus.aeron.AeronPublicationAdapter adapter) ||
+            adapter.aeronPublication() instanceof io.aeron.ExclusivePublication);
+        if (!type.isInstance(result) || (result instanceof Publication && exclusive != isExclusive))
+        {
+            throw new IllegalStateException("registrationId=" + registrationId + " is a " +
+                (result instanceof Subscription ? "subscription" : isExclusive ? "exclusive publication" :
+                "publication") + ", not a" + (type == Subscription.class ? " subscription" :
+                exclusive ? "n exclusive publication" : " publication"));
+        }
+        if ((result instanceof Publication publication && publication.isClosed()) ||
+            (result instanceof Subscription subscription && subscription.isClosed()))
+        {
+            asyncResults.remove(registrationId, result);
+            return null;
+        }
+        return type.cast(result);
     }
 
     /**
@@ -173,6 +380,9 @@ public final class Verbus implements AutoCloseable
         /** Property for {@link #useHugePages(boolean)}. */
         public static final String USE_HUGE_PAGES_PROP_NAME = "verbus.use.huge.pages";
 
+        /** Property for {@link #publicationUnblockTimeoutNs(long)}. */
+        public static final String PUBLICATION_UNBLOCK_TIMEOUT_PROP_NAME = "verbus.publication.unblock.timeout.ns";
+
         /** Default idle strategy name. */
         public static final String IDLE_STRATEGY_DEFAULT = "backoff";
 
@@ -192,6 +402,15 @@ public final class Verbus implements AutoCloseable
          */
         public static final long LINGER_TIMEOUT_NS_DEFAULT = TimeUnit.SECONDS.toNanos(5);
 
+        /**
+         * Default publication unblock timeout, Aeron's: how long space claimed in a publication's log may stay
+         * uncommitted before the conductor pads over it so that the frames after it are delivered again.
+         */
+        public static final long PUBLICATION_UNBLOCK_TIMEOUT_NS_DEFAULT = TimeUnit.SECONDS.toNanos(15);
+
+        /** Shortest unblock timeout accepted: below it a writer merely descheduled would lose its message. */
+        public static final long PUBLICATION_UNBLOCK_TIMEOUT_NS_MIN = TimeUnit.MILLISECONDS.toNanos(10);
+
         private boolean concluded;
         private String dir = System.getProperty(DIR_PROP_NAME, defaultDir());
         private ThreadingMode threadingMode = threadingModeProperty();
@@ -206,7 +425,11 @@ public final class Verbus implements AutoCloseable
         private String hugetlbfsDir;
         private int maxCounters = MAX_COUNTERS_DEFAULT;
         private long lingerTimeoutNs = LINGER_TIMEOUT_NS_DEFAULT;
+        private long publicationUnblockTimeoutNs =
+            Long.getLong(PUBLICATION_UNBLOCK_TIMEOUT_PROP_NAME, PUBLICATION_UNBLOCK_TIMEOUT_NS_DEFAULT);
         private ErrorHandler errorHandler;
+        private AvailableImageHandler availableImageHandler = (image) -> {};
+        private UnavailableImageHandler unavailableImageHandler = (image) -> {};
         private NanoClock nanoClock = SystemNanoClock.INSTANCE;
         private EpochNanoClock epochNanoClock = new SystemEpochNanoClock();
 
@@ -271,6 +494,11 @@ public final class Verbus implements AutoCloseable
             if (lingerTimeoutNs < 0)
             {
                 throw new IllegalArgumentException("lingerTimeoutNs must not be negative: " + lingerTimeoutNs);
+            }
+            if (publicationUnblockTimeoutNs < PUBLICATION_UNBLOCK_TIMEOUT_NS_MIN)
+            {
+                throw new IllegalArgumentException("publicationUnblockTimeoutNs " + publicationUnblockTimeoutNs +
+                    " must be at least " + PUBLICATION_UNBLOCK_TIMEOUT_NS_MIN + " (10 ms)");
             }
             concluded = true;
             return this;
@@ -435,6 +663,27 @@ public final class Verbus implements AutoCloseable
             return this;
         }
 
+        /**
+         * @return how long space claimed in a publication's log may stay uncommitted (a {@code BufferClaim} neither
+         * committed nor aborted, a writer that died mid-offer) before the conductor pads over it, counts it in
+         * {@code unblocked publications} and logs one WARNING line. The message in that space is lost; a writer
+         * still writing it after the timeout loses it too (see {@code io.verbus.log.LogUnblocker}).
+         */
+        public long publicationUnblockTimeoutNs()
+        {
+            return publicationUnblockTimeoutNs;
+        }
+
+        /**
+         * @param publicationUnblockTimeoutNs at least {@link #PUBLICATION_UNBLOCK_TIMEOUT_NS_MIN}; default 15 s.
+         * @return this.
+         */
+        public Context publicationUnblockTimeoutNs(final long publicationUnblockTimeoutNs)
+        {
+            this.publicationUnblockTimeoutNs = publicationUnblockTimeoutNs;
+            return this;
+        }
+
         /** @return the handler for errors in agents, or null for the default (log to stderr and count). */
         public ErrorHandler errorHandler()
         {
@@ -445,6 +694,44 @@ public final class Verbus implements AutoCloseable
         public Context errorHandler(final ErrorHandler errorHandler)
         {
             this.errorHandler = errorHandler;
+            return this;
+        }
+
+        /**
+         * @return the handler {@link Verbus#addSubscription(String, int)} gives each subscription for images that
+         * join (Aeron's context-level default); does nothing unless set.
+         */
+        public AvailableImageHandler availableImageHandler()
+        {
+            return availableImageHandler;
+        }
+
+        /**
+         * @param handler told of each image that joins a subscription added without handlers.
+         * @return this.
+         */
+        public Context availableImageHandler(final AvailableImageHandler handler)
+        {
+            this.availableImageHandler = java.util.Objects.requireNonNull(handler, "availableImageHandler");
+            return this;
+        }
+
+        /**
+         * @return the handler {@link Verbus#addSubscription(String, int)} gives each subscription for images that
+         * leave; does nothing unless set.
+         */
+        public UnavailableImageHandler unavailableImageHandler()
+        {
+            return unavailableImageHandler;
+        }
+
+        /**
+         * @param handler told of each image that leaves a subscription added without handlers.
+         * @return this.
+         */
+        public Context unavailableImageHandler(final UnavailableImageHandler handler)
+        {
+            this.unavailableImageHandler = java.util.Objects.requireNonNull(handler, "unavailableImageHandler");
             return this;
         }
 

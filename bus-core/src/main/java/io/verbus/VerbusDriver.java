@@ -6,6 +6,7 @@ import io.verbus.counters.CounterTypes;
 import io.verbus.counters.CountersFile;
 import io.verbus.driver.AgentThreads;
 import io.verbus.driver.DriverConductor;
+import io.verbus.driver.ImagePosition;
 import io.verbus.driver.MediaAgent;
 import io.verbus.driver.NativeLog;
 import io.verbus.log.ConcurrentLogPublication;
@@ -56,6 +57,13 @@ final class VerbusDriver implements AutoCloseable
 {
     private static final System.Logger LOGGER = System.getLogger(Verbus.class.getName());
 
+    /**
+     * Registration ids of native publications and subscriptions count up from here, far above the correlation ids the
+     * embedded Aeron client counts up from 0, so the ids of {@code aeron:} and native resources never collide (one id
+     * space serves {@code Verbus.asyncAdd*}).
+     */
+    static final long FIRST_REGISTRATION_ID = 1L << 32;
+
     /** The counters manager itself: media synchronise on it to allocate counters from their agents. */
     private final Object lock;
     private final Verbus.Context context;
@@ -76,10 +84,10 @@ final class VerbusDriver implements AutoCloseable
     private final List<NativeSubscription> ipcSubscriptions = new ArrayList<>();
     private final List<LogPublication> publications = new ArrayList<>();
     private final List<NativeSubscription> subscriptions = new ArrayList<>();
-    private final Map<NativeLog, Runnable> logResources = new IdentityHashMap<>();
+    private final Map<NativeLog, LogResources> logResources = new IdentityHashMap<>();
     private volatile EmbeddedAeron embeddedAeron;
     private int nextSessionId = ThreadLocalRandom.current().nextInt();
-    private long nextRegistrationId = 1;
+    private long nextRegistrationId = FIRST_REGISTRATION_ID;
     private volatile boolean isClosed;
 
     VerbusDriver(final Verbus.Context context)
@@ -92,6 +100,8 @@ final class VerbusDriver implements AutoCloseable
             this.countersManager = countersFile.countersManager();
             this.lock = countersManager;
             this.errorCounter = countersManager.newCounter("errors", CounterTypes.ERRORS_TYPE_ID);
+            final AtomicCounter unblockedPublications = countersManager.newCounter(
+                "unblocked publications", CounterTypes.UNBLOCKED_PUBLICATIONS_TYPE_ID);
             final ErrorHandler userHandler = context.errorHandler();
             this.errorHandler = (throwable) ->
             {
@@ -119,7 +129,8 @@ final class VerbusDriver implements AutoCloseable
                 .threadingMode(context.threadingMode());
             this.mediaFactories = loadMediaFactories();
 
-            this.conductor = new DriverConductor(context.nanoClock(), context.lingerTimeoutNs(), this::onRetire);
+            this.conductor = new DriverConductor(context.nanoClock(), context.lingerTimeoutNs(),
+                context.publicationUnblockTimeoutNs(), unblockedPublications, this::onRetire);
             this.senderAgent = new MediaAgent<>("verbus-sender", MediaSender::doWork, errorHandler);
             this.receiverAgent = new MediaAgent<>("verbus-receiver", MediaReceiver::doWork, errorHandler);
             this.agentThreads = new AgentThreads(
@@ -164,6 +175,7 @@ final class VerbusDriver implements AutoCloseable
         final int termLength = uri.termLength(context.termLength());
         final int mtu = uri.mtu(context.mtuLength());
         final int window = uri.window(termLength);
+        final Integer requestedSessionId = uri.hasSessionId() ? uri.sessionId() : null;
 
         synchronized (lock)
         {
@@ -174,7 +186,8 @@ final class VerbusDriver implements AutoCloseable
                 countersNeeded += null == factory && subscription.streamId() == streamId ? 1 : 0;
             }
             ensureCountersAvailable(countersNeeded);
-            final int sessionId = nextSessionId++;
+            final int sessionId = null == requestedSessionId ?
+                nextFreeSessionId(streamId) : checkSessionIdFree(requestedSessionId, streamId, channel);
             final long registrationId = nextRegistrationId++;
             final String label = uri.scheme() + " stream=" + streamId + " session=" + sessionId;
             final LogBuffers logBuffers = LogBuffers.map(
@@ -198,16 +211,10 @@ final class VerbusDriver implements AutoCloseable
                 allocated.add(backPressure);
 
                 final PublicationLog publicationLog =
-                    new PublicationLog(logBuffers, sessionId, streamId, publisherLimit);
+                    new PublicationLog(logBuffers, sessionId, streamId, publisherLimit, registrationId);
                 final NativeLog nativeLog =
                     new NativeLog(registrationId, null == factory, publicationLog, publisherPosition, window);
-                final Runnable releaseLog = () ->
-                {
-                    synchronized (lock)
-                    {
-                        closeAll(allocated);
-                    }
-                };
+                final LogResources releaseLog = new LogResources(logBuffers, allocated);
 
                 final LogPublication publication;
                 if (null == factory)
@@ -276,6 +283,10 @@ final class VerbusDriver implements AutoCloseable
         uri.validateKeys(null == factory ? Set.of() : factory.supportedKeys());
         uri.window(uri.termLength(context.termLength()));
         uri.mtu(context.mtuLength());
+        if (uri.hasSessionId())
+        {
+            uri.sessionId(); // a bad value fails here, before anything is allocated
+        }
 
         synchronized (lock)
         {
@@ -291,7 +302,7 @@ final class VerbusDriver implements AutoCloseable
                 ensureCountersAvailable(countersNeeded);
                 final NativeSubscription subscription = new NativeSubscription(
                     registrationId, uri, streamId, availableImageHandler, unavailableImageHandler,
-                    (s) -> onIpcSubscriptionClose(s));
+                    (s) -> onIpcSubscriptionClose(s), errorHandler);
                 ipcSubscriptions.add(subscription);
                 subscriptions.add(subscription);
                 for (final NativeLog log : ipcLogs)
@@ -308,13 +319,47 @@ final class VerbusDriver implements AutoCloseable
             final MediaReceiver[] receiverHolder = new MediaReceiver[1];
             final NativeSubscription subscription = new NativeSubscription(
                 registrationId, uri, streamId, availableImageHandler, unavailableImageHandler,
-                (s) -> onMediaSubscriptionClose(s, sink, receiverHolder[0]));
+                (s) -> onMediaSubscriptionClose(s, sink, receiverHolder[0]), errorHandler);
             sink.subscription = subscription;
             receiverHolder[0] = factory.newReceiver(mediaContext, uri, streamId, sink);
             receiverAgent.add(receiverHolder[0]);
             subscriptions.add(subscription);
             return subscription;
         }
+    }
+
+    /** @return the next session id no open publication of the stream has. Under the lock. */
+    private int nextFreeSessionId(final int streamId)
+    {
+        int sessionId = nextSessionId++;
+        while (isSessionIdInUse(sessionId, streamId))
+        {
+            sessionId = nextSessionId++;
+        }
+        return sessionId;
+    }
+
+    /** @return the session id a channel asked for, when no open publication of the stream has it. Under the lock. */
+    private int checkSessionIdFree(final int sessionId, final int streamId, final String channel)
+    {
+        if (isSessionIdInUse(sessionId, streamId))
+        {
+            throw new IllegalArgumentException("session-id=" + sessionId + " in channel '" + channel +
+                "' is already used by an open publication of stream " + streamId);
+        }
+        return sessionId;
+    }
+
+    private boolean isSessionIdInUse(final int sessionId, final int streamId)
+    {
+        for (final LogPublication publication : publications)
+        {
+            if (publication.sessionId() == sessionId && publication.streamId() == streamId)
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     private MediaFactory mediaFactory(final ChannelUri uri)
@@ -332,20 +377,28 @@ final class VerbusDriver implements AutoCloseable
         return factory;
     }
 
-    /** Creates an image of an ipc log for a subscription, joining at a position. Under the lock. */
+    /**
+     * Creates an image of an ipc log for a subscription, joining at a position, unless the subscription is for
+     * another session (a session-specific subscription). Under the lock.
+     */
     private void attachIpcImage(final NativeLog log, final NativeSubscription subscription, final long joinPosition)
     {
         final PublicationLog publicationLog = log.publicationLog();
         final int sessionId = publicationLog.sessionId();
         final int streamId = publicationLog.streamId();
-        final UnsafeBufferPosition position = newPosition(
+        if (!subscription.uri().matchesSession(sessionId))
+        {
+            return;
+        }
+        final ImagePosition position = newImagePosition(
             "sub-pos: ipc stream=" + streamId + " session=" + sessionId + " sub=" + subscription.registrationId(),
-            CounterTypes.SUBSCRIBER_POSITION_TYPE_ID, sessionId, streamId);
+            sessionId, streamId);
         position.setRelease(joinPosition);
+        final LogBuffers logBuffers = publicationLog.logBuffers();
         final LogImage image = new LogImage(
-            log.registrationId(), sessionId, streamId, publicationLog.initialTermId(),
-            publicationLog.logBuffers().termBuffers(), position, null, "ipc", errorHandler,
-            this::onCorruptImage);
+            subscription, log.registrationId(), sessionId, streamId, publicationLog.initialTermId(),
+            logBuffers.termBuffers(), logBuffers.metaDataBuffer(), 0, logBuffers.fileChannel(), position, null,
+            "ipc", errorHandler, this::onCorruptImage);
         log.addSubscriberPosition(position);
         subscription.addImage(image);
     }
@@ -428,7 +481,7 @@ final class VerbusDriver implements AutoCloseable
     /** On the conductor thread: a closed log drained or lingered; its images go and its memory lingers. */
     private void onRetire(final NativeLog log)
     {
-        final Runnable release;
+        final LogResources release;
         synchronized (lock)
         {
             if (ipcLogs.remove(log))
@@ -449,7 +502,18 @@ final class VerbusDriver implements AutoCloseable
         }
         if (null != release)
         {
-            conductor.linger(release::run);
+            // A log still lingering when the Verbus closes is quarantined with the rest rather than unmapped.
+            conductor.linger(() ->
+            {
+                if (isClosed)
+                {
+                    release.quarantine();
+                }
+                else
+                {
+                    release.release();
+                }
+            });
         }
     }
 
@@ -483,14 +547,23 @@ final class VerbusDriver implements AutoCloseable
                 {
                     throw new IllegalArgumentException("image id " + descriptor.imageId() + " is already available");
                 }
-                final UnsafeBufferPosition position = newPosition(
+                if (!subscription.uri().matchesSession(descriptor.sessionId()))
+                {
+                    // A media should not offer it (rdma refuses it in the handshake); refusing here keeps it out.
+                    throw new IllegalArgumentException("image session " + descriptor.sessionId() + " refused: " +
+                        "subscription '" + subscription.channel() + "' is for session-id=" +
+                        subscription.uri().sessionId());
+                }
+                final ImagePosition position = newImagePosition(
                     "sub-pos: " + subscription.uri().scheme() + " stream=" + streamId + " session=" +
                     descriptor.sessionId() + " source=" + descriptor.sourceIdentity(),
-                    CounterTypes.SUBSCRIBER_POSITION_TYPE_ID, descriptor.sessionId(), streamId);
+                    descriptor.sessionId(), streamId);
                 position.setRelease(descriptor.joinPosition());
+                final int mtuLength = 0 != descriptor.mtuLength() ?
+                    descriptor.mtuLength() : subscription.uri().mtu(context.mtuLength());
                 final LogImage image = new LogImage(
-                    descriptor.imageId(), descriptor.sessionId(), streamId, descriptor.initialTermId(),
-                    descriptor.termBuffers(), position, descriptor.bound(),
+                    subscription, descriptor.imageId(), descriptor.sessionId(), streamId, descriptor.initialTermId(),
+                    descriptor.termBuffers(), null, mtuLength, null, position, descriptor.bound(),
                     descriptor.sourceIdentity(), errorHandler, this::onCorrupt);
                 images.put(descriptor.imageId(), image);
                 subscription.addImage(image);
@@ -511,7 +584,10 @@ final class VerbusDriver implements AutoCloseable
             }
         }
 
-        /** The image stays known (and its counter allocated) until the media reports it unavailable. */
+        /**
+         * The image stays known (and its counter allocated) until the media reports it unavailable; the image has
+         * already told the media (ImageBound.onImageCorrupt) to let the connection go.
+         */
         private void onCorrupt(final LogImage image)
         {
             synchronized (lock)
@@ -526,6 +602,13 @@ final class VerbusDriver implements AutoCloseable
     {
         final int counterId = countersManager.allocate(label, typeId, (key) -> putKey(key, sessionId, streamId));
         return new UnsafeBufferPosition((UnsafeBuffer)countersFile.valuesBuffer(), counterId, countersManager);
+    }
+
+    private ImagePosition newImagePosition(final String label, final int sessionId, final int streamId)
+    {
+        final int counterId = countersManager.allocate(
+            label, CounterTypes.SUBSCRIBER_POSITION_TYPE_ID, (key) -> putKey(key, sessionId, streamId));
+        return new ImagePosition((UnsafeBuffer)countersFile.valuesBuffer(), counterId, countersManager);
     }
 
     private static void putKey(final org.agrona.MutableDirectBuffer key, final int sessionId, final int streamId)
@@ -554,10 +637,44 @@ final class VerbusDriver implements AutoCloseable
         return aeron;
     }
 
+    /** @return a new registration id, e.g. for an asynchronous add that failed. */
+    long nextRegistrationId()
+    {
+        synchronized (lock)
+        {
+            return nextRegistrationId++;
+        }
+    }
+
+    /** Allocates a user counter, Aeron's {@code addCounter}, with a registration id. */
+    AtomicCounter addCounter(
+        final int typeId,
+        final org.agrona.DirectBuffer keyBuffer,
+        final int keyOffset,
+        final int keyLength,
+        final String label)
+    {
+        if (null != keyBuffer && (keyLength < 0 || keyLength > CountersManager.MAX_KEY_LENGTH))
+        {
+            throw new IllegalArgumentException(
+                "counter key length " + keyLength + " must be from 0 to " + CountersManager.MAX_KEY_LENGTH);
+        }
+        synchronized (lock)
+        {
+            ensureOpen();
+            ensureCountersAvailable(1);
+            final AtomicCounter counter = null == keyBuffer ?
+                countersManager.newCounter(label, typeId) :
+                countersManager.newCounter(label, typeId, (key) -> key.putBytes(0, keyBuffer, keyOffset, keyLength));
+            countersManager.setCounterRegistrationId(counter.id(), nextRegistrationId++);
+            return counter;
+        }
+    }
+
     int invoke()
     {
         int work = 0;
-        if (null != invoker)
+        if (null != invoker && !isClosed)
         {
             work += invoker.invoke();
             final EmbeddedAeron aeron = embeddedAeron;
@@ -569,8 +686,44 @@ final class VerbusDriver implements AutoCloseable
         return work;
     }
 
+    AtomicCounter addCounter(final int typeId, final String label)
+    {
+        synchronized (lock)
+        {
+            ensureOpen();
+            ensureCountersAvailable(1);
+            final int counterId = countersManager.allocate(label, typeId);
+            return new LockedCounter((UnsafeBuffer)countersFile.valuesBuffer(), counterId);
+        }
+    }
+
+    /** A counter for a caller outside the driver: freed under the driver's lock, as allocation is. */
+    private final class LockedCounter extends AtomicCounter
+    {
+        LockedCounter(final UnsafeBuffer valuesBuffer, final int counterId)
+        {
+            super(valuesBuffer, counterId);
+        }
+
+        public void close()
+        {
+            synchronized (lock)
+            {
+                if (!isClosed())
+                {
+                    super.close();
+                    if (!VerbusDriver.this.isClosed)
+                    {
+                        countersManager.free(id());
+                    }
+                }
+            }
+        }
+    }
+
     CountersReader countersReader()
     {
+        ensureOpen();
         return countersManager;
     }
 
@@ -623,18 +776,54 @@ final class VerbusDriver implements AutoCloseable
         }
 
         // Offers now return CLOSED and polls 0; then stop the agents (they close senders and receivers on their
-        // own threads), and only then unmap memory.
+        // own threads), and only then retire the memory. It is quarantined, not unmapped: the application may still
+        // hold a BufferClaim, a CountersReader or an Image, and touching those must never fault the JVM. Accessors
+        // that Verbus owns throw IllegalStateException instead (countersReader(), Image.position()).
         openPublications.forEach(LogPublication::close);
         CloseHelper.quietClose(embeddedAeron);
         agentThreads.close();
-        final List<Runnable> releases;
+        final List<LogResources> releases;
         synchronized (lock)
         {
             releases = new ArrayList<>(logResources.values());
             logResources.clear();
+            for (final NativeSubscription subscription : subscriptions)
+            {
+                for (final LogImage image : subscription.logImages())
+                {
+                    ((ImagePosition)image.subscriberPosition()).onDriverClosed();
+                }
+                subscription.onDriverClosed();
+            }
         }
-        releases.forEach(Runnable::run);
-        countersFile.close();
+        releases.forEach(LogResources::quarantine);
+        countersFile.quarantine();
+    }
+
+    /** A log's memory and counters: released after the linger while Verbus runs, quarantined when it closes. */
+    private final class LogResources
+    {
+        private final LogBuffers logBuffers;
+        private final List<AutoCloseable> allocated;
+
+        LogResources(final LogBuffers logBuffers, final List<AutoCloseable> allocated)
+        {
+            this.logBuffers = logBuffers;
+            this.allocated = allocated;
+        }
+
+        void release()
+        {
+            synchronized (lock)
+            {
+                closeAll(allocated);
+            }
+        }
+
+        void quarantine()
+        {
+            logBuffers.quarantine();
+        }
     }
 
     private static void closeAll(final List<AutoCloseable> resources)

@@ -94,7 +94,7 @@ class ChannelValidationTest
         final IllegalArgumentException ex =
             assertThrows(IllegalArgumentException.class, () -> uri.validateKeys(Set.of("endpoint")));
         assertTrue(ex.getMessage().contains("unknown key 'colour'"), ex.getMessage());
-        assertTrue(ex.getMessage().contains("[endpoint, mtu, term-length, window]"), ex.getMessage());
+        assertTrue(ex.getMessage().contains("[endpoint, mtu, session-id, term-length, window]"), ex.getMessage());
         ChannelUri.parse("rdma:endpoint=h:1|term-length=64k").validateKeys(Set.of("endpoint"));
     }
 

@@ -107,7 +107,7 @@ class ImageLifecycleTest
             }
             final IllegalStateException ex =
                 assertThrows(IllegalStateException.class, () -> verbus.addPublication("ipc", 64));
-            assertTrue(ex.getMessage().contains("counters file full: 4 counters needed, 3 of 16 free"),
+            assertTrue(ex.getMessage().contains("counters file full: 4 counters needed, 2 of 16 free"),
                 ex.getMessage());
             assertEquals(3, subscription.imageCount(), "the refused publication left no image behind");
 

@@ -64,6 +64,59 @@ public final class TestSupport
         await(what, condition, () -> {});
     }
 
+    /**
+     * @return the command line of a child JVM with this JVM's module flags and class path, running {@code mainClass}.
+     */
+    public static java.util.List<String> childJava(final Class<?> mainClass, final String... args)
+    {
+        final java.util.List<String> command = new java.util.ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        for (final String argument : java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+        {
+            if (argument.startsWith("--add-") || argument.startsWith("--enable-native-access") ||
+                argument.startsWith("--sun-misc"))
+            {
+                command.add(argument);
+            }
+        }
+        command.add("-Xmx128m");
+        command.add("-XX:-CreateCoredumpOnCrash");
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(mainClass.getName());
+        command.addAll(java.util.List.of(args));
+        return command;
+    }
+
+    /** Runs a child JVM to completion (bounded) and returns its exit code and merged output. */
+    public static ChildResult runChild(final java.util.List<String> command, final long timeoutMs) throws Exception
+    {
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final java.util.concurrent.CompletableFuture<String> output = java.util.concurrent.CompletableFuture.supplyAsync(
+            () ->
+            {
+                try
+                {
+                    return new String(process.getInputStream().readAllBytes());
+                }
+                catch (final java.io.IOException ex)
+                {
+                    return ex.toString();
+                }
+            });
+        if (!process.waitFor(timeoutMs, TimeUnit.MILLISECONDS))
+        {
+            process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            return new ChildResult(-1, output.get(10, TimeUnit.SECONDS) + "\n(timed out)");
+        }
+        return new ChildResult(process.exitValue(), output.get(10, TimeUnit.SECONDS));
+    }
+
+    /** Exit code and output of a child JVM. */
+    public record ChildResult(int exitCode, String output)
+    {
+    }
+
     public static void sleep(final long millis)
     {
         try

@@ -1,13 +1,19 @@
 package io.verbus.aeron;
 
+import io.aeron.DirectBufferVector;
+import io.aeron.ReservedValueSupplier;
 import io.aeron.logbuffer.BufferClaim;
 import io.verbus.ExclusivePublication;
+import io.verbus.log.OfferArguments;
 import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
 
 /**
  * A Verbus publication over an Aeron publication (concurrent or exclusive) of the embedded Aeron driver. Return
  * codes pass through unchanged: Verbus's equal Aeron's. Inputs are checked as the native publications check them,
- * so a bad length fails the same way on every channel.
+ * so a bad length fails the same way on every channel. The {@link ExclusivePublication}-only methods ({@code termId},
+ * {@code termOffset}, {@code appendPadding}, {@code offerBlock}) need an Aeron exclusive publication: on one added
+ * with {@code addPublication} they throw {@link UnsupportedOperationException}.
  */
 public final class AeronPublicationAdapter implements ExclusivePublication
 {
@@ -33,6 +39,7 @@ public final class AeronPublicationAdapter implements ExclusivePublication
     public long offer(final DirectBuffer buffer, final int offset, final int length)
     {
         checkMessageLength(length, 0);
+        OfferArguments.checkBuffer(buffer, offset, length, "buffer");
         return publication.offer(buffer, offset, length);
     }
 
@@ -41,11 +48,92 @@ public final class AeronPublicationAdapter implements ExclusivePublication
         final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo)
     {
         checkMessageLength(lengthOne, lengthTwo);
+        OfferArguments.checkBuffer(bufferOne, offsetOne, lengthOne, "buffer");
+        OfferArguments.checkBuffer(bufferTwo, offsetTwo, lengthTwo, "bufferTwo");
         return publication.offer(bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo);
+    }
+
+    public long offer(
+        final DirectBuffer buffer, final int offset, final int length, final ReservedValueSupplier reservedValueSupplier)
+    {
+        checkMessageLength(length, 0);
+        return publication.offer(buffer, offset, length, reservedValueSupplier);
+    }
+
+    public long offer(
+        final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,
+        final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo,
+        final ReservedValueSupplier reservedValueSupplier)
+    {
+        checkMessageLength(lengthOne, lengthTwo);
+        return publication.offer(
+            bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo, reservedValueSupplier);
+    }
+
+    public long offer(final DirectBufferVector[] vectors, final ReservedValueSupplier reservedValueSupplier)
+    {
+        checkMessageLength(DirectBufferVector.validateAndComputeLength(vectors), 0);
+        return publication.offer(vectors, reservedValueSupplier);
+    }
+
+    public long availableWindow()
+    {
+        return publication.availableWindow();
+    }
+
+    public long registrationId()
+    {
+        return publication.registrationId();
+    }
+
+    public long channelStatus()
+    {
+        return publication.channelStatus();
+    }
+
+    public long maxPossiblePosition()
+    {
+        return publication.maxPossiblePosition();
+    }
+
+    public int positionBitsToShift()
+    {
+        return publication.positionBitsToShift();
+    }
+
+    public int termId()
+    {
+        return exclusive().termId();
+    }
+
+    public int termOffset()
+    {
+        return exclusive().termOffset();
+    }
+
+    public long appendPadding(final int length)
+    {
+        return exclusive().appendPadding(length);
+    }
+
+    public long offerBlock(final MutableDirectBuffer buffer, final int offset, final int length)
+    {
+        return exclusive().offerBlock(buffer, offset, length);
+    }
+
+    private io.aeron.ExclusivePublication exclusive()
+    {
+        if (publication instanceof io.aeron.ExclusivePublication exclusivePublication)
+        {
+            return exclusivePublication;
+        }
+        throw new UnsupportedOperationException(
+            "not an exclusive publication (added with addPublication): " + channel);
     }
 
     public long tryClaim(final int length, final BufferClaim bufferClaim)
     {
+        OfferArguments.checkNotNull(bufferClaim, "tryClaim: bufferClaim");
         if (length < 0 || length > publication.maxPayloadLength())
         {
             throw new IllegalArgumentException("claim length " + length + " must be from 0 to maxPayloadLength " +

@@ -1,7 +1,9 @@
 package io.verbus.aeron;
 
+import io.aeron.logbuffer.BlockHandler;
 import io.aeron.logbuffer.ControlledFragmentHandler;
 import io.aeron.logbuffer.FragmentHandler;
+import io.aeron.logbuffer.RawBlockHandler;
 import io.verbus.AvailableImageHandler;
 import io.verbus.Image;
 import io.verbus.Subscription;
@@ -11,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
  * A Verbus subscription over an Aeron subscription. Polling goes straight to Aeron; each Aeron image gets one
@@ -47,12 +50,12 @@ public final class AeronSubscriptionAdapter implements Subscription
     void onUnavailableImage(final io.aeron.Image image)
     {
         final AeronImageAdapter adapter = adapters.remove(image);
-        unavailableImageHandler.onUnavailableImage(null != adapter ? adapter : new AeronImageAdapter(image));
+        unavailableImageHandler.onUnavailableImage(null != adapter ? adapter : new AeronImageAdapter(image, this));
     }
 
     private AeronImageAdapter adapter(final io.aeron.Image image)
     {
-        return adapters.computeIfAbsent(image, AeronImageAdapter::new);
+        return adapters.computeIfAbsent(image, (i) -> new AeronImageAdapter(i, this));
     }
 
     /** @return the wrapped Aeron subscription. */
@@ -63,12 +66,52 @@ public final class AeronSubscriptionAdapter implements Subscription
 
     public int poll(final FragmentHandler fragmentHandler, final int fragmentLimit)
     {
+        io.verbus.log.OfferArguments.checkNotNull(fragmentHandler, "poll: fragmentHandler");
         return subscription.poll(fragmentHandler, fragmentLimit);
     }
 
     public int controlledPoll(final ControlledFragmentHandler fragmentHandler, final int fragmentLimit)
     {
+        io.verbus.log.OfferArguments.checkNotNull(fragmentHandler, "controlledPoll: fragmentHandler");
         return subscription.controlledPoll(fragmentHandler, fragmentLimit);
+    }
+
+    public long blockPoll(final BlockHandler blockHandler, final int blockLengthLimit)
+    {
+        return subscription.blockPoll(blockHandler, blockLengthLimit);
+    }
+
+    public long rawPoll(final RawBlockHandler rawBlockHandler, final int blockLengthLimit)
+    {
+        return subscription.rawPoll(rawBlockHandler, blockLengthLimit);
+    }
+
+    public Image imageAtIndex(final int index)
+    {
+        return adapter(subscription.imageAtIndex(index));
+    }
+
+    public void forEachImage(final Consumer<Image> consumer)
+    {
+        for (final io.aeron.Image image : subscription.images())
+        {
+            consumer.accept(adapter(image));
+        }
+    }
+
+    public boolean hasNoImages()
+    {
+        return subscription.hasNoImages();
+    }
+
+    public long registrationId()
+    {
+        return subscription.registrationId();
+    }
+
+    public long channelStatus()
+    {
+        return subscription.channelStatus();
     }
 
     public List<Image> images()

@@ -24,11 +24,17 @@ public final class CounterTypes
     /** Errors seen by the driver and its media. */
     public static final int ERRORS_TYPE_ID = 6;
 
+    /** Holes in publication logs (claims never committed) that the conductor padded after the unblock timeout. */
+    public static final int UNBLOCKED_PUBLICATIONS_TYPE_ID = 7;
+
     /** First type id of the range reserved for the rdma media (media-rdma allocates within it). */
     public static final int MEDIA_RDMA_TYPE_ID_BASE = 100;
 
     /** First type id of the range reserved for other media found through the SPI. */
     public static final int MEDIA_OTHER_TYPE_ID_BASE = 200;
+
+    /** First type id of the range reserved for the archive module (recorder, replay, late join): 300..399. */
+    public static final int ARCHIVE_TYPE_ID_BASE = 300;
 
     private CounterTypes()
     {
@@ -45,7 +51,9 @@ public final class CounterTypes
             case SUBSCRIBER_POSITION_TYPE_ID -> "sub-pos";
             case BACK_PRESSURE_EVENTS_TYPE_ID -> "back-pressure";
             case ERRORS_TYPE_ID -> "errors";
-            default -> typeId >= MEDIA_OTHER_TYPE_ID_BASE ? "media" :
+            case UNBLOCKED_PUBLICATIONS_TYPE_ID -> "unblocked";
+            default -> typeId >= ARCHIVE_TYPE_ID_BASE && typeId < ARCHIVE_TYPE_ID_BASE + 100 ? "archive" :
+                typeId >= MEDIA_OTHER_TYPE_ID_BASE ? "media" :
                 typeId >= MEDIA_RDMA_TYPE_ID_BASE ? "rdma" : "type-" + typeId;
         };
     }

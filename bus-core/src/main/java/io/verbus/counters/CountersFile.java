@@ -50,6 +50,7 @@ public final class CountersFile implements AutoCloseable
     public static final long FREE_TO_REUSE_TIMEOUT_MS = 1000;
 
     private final Arena arena;
+    private final MemorySegment segment;
     private final Path path;
     private final boolean owner;
     private final UnsafeBuffer headerBuffer;
@@ -63,6 +64,7 @@ public final class CountersFile implements AutoCloseable
         final int valuesLength)
     {
         this.arena = arena;
+        this.segment = segment;
         this.path = path;
         this.owner = owner;
         final long address = segment.address();
@@ -96,7 +98,7 @@ public final class CountersFile implements AutoCloseable
         final Path path = dir.resolve(FILE_NAME);
         try
         {
-            Files.createDirectories(dir);
+            io.verbus.memory.OwnerOnlyFiles.ensureDirectory(dir, "Verbus dir");
             if (Files.exists(path))
             {
                 final long pid = readPid(path);
@@ -111,12 +113,25 @@ public final class CountersFile implements AutoCloseable
             final int metaDataLength = maxCounters * CountersReader.METADATA_LENGTH;
             final int valuesLength = maxCounters * CountersReader.COUNTER_LENGTH;
             final long fileLength = (long)HEADER_LENGTH + metaDataLength + valuesLength;
+            io.verbus.memory.MemoryMapper.checkSpace(dir, fileLength, path);
             final Arena arena = Arena.ofShared();
             final MemorySegment segment;
-            try (FileChannel channel = FileChannel.open(
-                path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE))
+            try (FileChannel channel = FileChannel.open(path,
+                java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE),
+                io.verbus.memory.OwnerOnlyFiles.fileAttribute()))
             {
                 segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, fileLength, arena);
+            }
+            try
+            {
+                // Now, not when a counter is allocated later: a full dir must fail here, naming the path.
+                io.verbus.memory.MemoryMapper.preTouch(segment, io.verbus.memory.MemoryMapper.PAGE_SIZE, path);
+            }
+            catch (final RuntimeException ex)
+            {
+                arena.close();
+                Files.deleteIfExists(path);
+                throw ex;
             }
 
             final CountersFile file = new CountersFile(arena, path, true, segment, metaDataLength, valuesLength);
@@ -232,6 +247,33 @@ public final class CountersFile implements AutoCloseable
     public Path path()
     {
         return path;
+    }
+
+    /**
+     * For the driver at {@code Verbus.close()}: deletes the file and retires its memory without unmapping it
+     * ({@link io.verbus.memory.QuarantinedMemory}), so that a {@link CountersReader} or position the application
+     * still holds reads zeros instead of faulting the JVM. The address range stays reserved.
+     */
+    public void quarantine()
+    {
+        if (!owner)
+        {
+            close();
+            return;
+        }
+        if (!io.verbus.memory.QuarantinedMemory.replace(segment))
+        {
+            // Leave the shared mapping in place (the arena is never closed): a leak until exit beats a crash.
+            headerBuffer.putIntRelease(VERSION_OFFSET, 0);
+        }
+        try
+        {
+            Files.deleteIfExists(path);
+        }
+        catch (final IOException ignore)
+        {
+            // A stale file is detected by its dead pid on the next start.
+        }
     }
 
     /** Unmaps the file; the driver also deletes it, so that a stale file never looks live. */

@@ -3,6 +3,7 @@ package io.verbus.driver;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.NanoClock;
+import org.agrona.concurrent.status.AtomicCounter;
 
 import java.util.ArrayDeque;
 import java.util.Arrays;
@@ -18,8 +19,12 @@ public final class DriverConductor implements Agent
     /** Capacity of the command queue. */
     public static final int COMMAND_QUEUE_CAPACITY = 1024;
 
+    private static final System.Logger LOGGER = System.getLogger("io.verbus.Verbus");
+
     private final NanoClock nanoClock;
     private final long lingerTimeoutNs;
+    private final long publicationUnblockTimeoutNs;
+    private final AtomicCounter unblockedPublications;
     private final Consumer<NativeLog> retireHandler;
     private final ManyToOneConcurrentArrayQueue<Runnable> commandQueue =
         new ManyToOneConcurrentArrayQueue<>(COMMAND_QUEUE_CAPACITY);
@@ -31,16 +36,25 @@ public final class DriverConductor implements Agent
     }
 
     /**
-     * @param nanoClock       for linger deadlines.
-     * @param lingerTimeoutNs how long closed things stay around.
-     * @param retireHandler   called on the conductor thread when a closed log may go: its images become
-     *                        unavailable and its memory is handed to {@link #linger(AutoCloseable)}.
+     * @param nanoClock                   for linger deadlines and the unblock timeout.
+     * @param lingerTimeoutNs             how long closed things stay around.
+     * @param publicationUnblockTimeoutNs how long a log's committed frames may stop short of its tail before the
+     *                                    hole is padded (see {@link NativeLog#checkForBlockedPublisher}).
+     * @param unblockedPublications       counts the holes padded.
+     * @param retireHandler               called on the conductor thread when a closed log may go: its images become
+     *                                    unavailable and its memory is handed to {@link #linger(AutoCloseable)}.
      */
     public DriverConductor(
-        final NanoClock nanoClock, final long lingerTimeoutNs, final Consumer<NativeLog> retireHandler)
+        final NanoClock nanoClock,
+        final long lingerTimeoutNs,
+        final long publicationUnblockTimeoutNs,
+        final AtomicCounter unblockedPublications,
+        final Consumer<NativeLog> retireHandler)
     {
         this.nanoClock = nanoClock;
         this.lingerTimeoutNs = lingerTimeoutNs;
+        this.publicationUnblockTimeoutNs = publicationUnblockTimeoutNs;
+        this.unblockedPublications = unblockedPublications;
         this.retireHandler = retireHandler;
     }
 
@@ -68,6 +82,15 @@ public final class DriverConductor implements Agent
         final long nowNs = nanoClock.nanoTime();
         for (final NativeLog log : logs)
         {
+            final long unblockedPosition = log.checkForBlockedPublisher(nowNs, publicationUnblockTimeoutNs);
+            if (unblockedPosition >= 0)
+            {
+                onUnblocked(log, unblockedPosition);
+                work++;
+            }
+        }
+        for (final NativeLog log : logs)
+        {
             if (log.isClosed() && (log.isDrained() || nowNs - log.closedTimeNs() >= lingerTimeoutNs))
             {
                 removeLog(log);
@@ -91,6 +114,16 @@ public final class DriverConductor implements Agent
         {
             closeQuietly(lingering.pollFirst().resource());
         }
+    }
+
+    private void onUnblocked(final NativeLog log, final long position)
+    {
+        unblockedPublications.increment();
+        // One line per hole: a log is checked again only a whole timeout later, so this cannot flood the log.
+        LOGGER.log(System.Logger.Level.WARNING, "publication unblocked: " + log + " had space claimed but not " +
+            "committed at position " + position + " for " + publicationUnblockTimeoutNs / 1_000_000 + " ms (a " +
+            "BufferClaim neither committed nor aborted, or a writer that died mid-offer); padded over it, that " +
+            "message is lost");
     }
 
     /** Adds a log to the duty cycle. Thread-safe. */

@@ -1,6 +1,7 @@
 package io.verbus.driver;
 
 import io.verbus.log.LogBuffers;
+import io.verbus.log.LogUnblocker;
 import io.verbus.media.PublicationLog;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.Position;
@@ -13,7 +14,8 @@ import java.util.Arrays;
  * For {@code ipc:} the conductor is the flow control: the limit is the slowest subscriber position plus the window,
  * and terms are cleaned one term length behind that slowest position, before the limit is raised, so a partition
  * is zero before the publisher rotates into it again. For a media log the media sets the limit and the conductor
- * cleans one term length behind it.
+ * cleans one term length behind it, then publishes the clean position, which caps the limit the media may set: the
+ * two threads never agree on timing, so the clean position is what keeps zeroing and writing apart.
  * <p>
  * The subscriber positions are a copy-on-write array the driver replaces under its lock; the conductor only
  * reads it.
@@ -30,6 +32,9 @@ public final class NativeLog
     private final int limitUpdateThreshold;
     private volatile Position[] subscriberPositions = new Position[0];
     private long cleanPosition;
+    private long committedPosition;
+    private long lastCommittedPosition;
+    private long committedStuckSinceNs;
     private volatile boolean isClosed;
     private long closedTimeNs;
     private long finalPosition;
@@ -56,6 +61,8 @@ public final class NativeLog
         this.termLength = publicationLog.termLength();
         this.window = window;
         this.limitUpdateThreshold = Math.max(window / 4, io.aeron.logbuffer.FrameDescriptor.FRAME_ALIGNMENT);
+        this.committedPosition = publicationLog.producerPosition();
+        this.lastCommittedPosition = committedPosition;
     }
 
     /** @return the driver-wide id of this log. */
@@ -127,6 +134,8 @@ public final class NativeLog
     public void close(final long nowNs)
     {
         finalPosition = publicationLog.producerPosition();
+        // Images of the log see their end of stream once they have consumed up to here (Image.isEndOfStream).
+        io.aeron.logbuffer.LogBufferDescriptor.endOfStreamPosition(logBuffers.metaDataBuffer(), finalPosition);
         closedTimeNs = nowNs;
         isClosed = true;
     }
@@ -209,6 +218,90 @@ public final class NativeLog
     }
 
     /**
+     * Finds a publisher blocked by a hole and pads over it: when the log's committed frames have stopped at the same
+     * position below the tail for {@code unblockTimeoutNs}, {@link LogUnblocker} pads the claimed but never
+     * committed space there. Called by the conductor after {@link #conductorDuty()}.
+     * <p>
+     * The conductor follows the committed frames itself (a frame is committed once its length is positive) rather
+     * than trusting a consumer position, so it works the same for {@code ipc} logs and for a media's local log whose
+     * consumers are remote; for {@code ipc} it starts from the slowest subscriber when that is further on, as every
+     * subscriber has read those frames already. It follows at most {@link #MAX_FRAMES_PER_CHECK} frames a cycle and never runs
+     * behind the cleaning: the publisher cannot be more than a window (at most half a term) ahead of what was
+     * consumed, and cleaning stays a term behind that.
+     *
+     * @param nowNs            the current time.
+     * @param unblockTimeoutNs how long the committed frames may stop short of the tail.
+     * @return the position that was unblocked, or -1.
+     */
+    public long checkForBlockedPublisher(final long nowNs, final long unblockTimeoutNs)
+    {
+        final long producerPosition = publicationLog.producerPosition();
+        long position = committedPosition;
+        final Position[] positions = subscriberPositions;
+        if (ipc && positions.length > 0)
+        {
+            long minSubscriberPosition = producerPosition;
+            for (final Position subscriberPosition : positions)
+            {
+                minSubscriberPosition = Math.min(minSubscriberPosition, subscriberPosition.getVolatile());
+            }
+            position = Math.max(position, minSubscriberPosition);
+        }
+        position = followCommittedFrames(position, producerPosition);
+        committedPosition = position;
+
+        if (position >= producerPosition || position != lastCommittedPosition)
+        {
+            lastCommittedPosition = position;
+            committedStuckSinceNs = nowNs;
+            return -1;
+        }
+        if (nowNs - committedStuckSinceNs < unblockTimeoutNs)
+        {
+            return -1;
+        }
+
+        committedStuckSinceNs = nowNs; // one attempt per timeout, however it turns out
+        final int result = LogUnblocker.unblock(
+            logBuffers.termBuffers(), logBuffers.metaDataBuffer(), publicationLog.initialTermId(), position);
+        return LogUnblocker.NO_ACTION == result ? -1 : position;
+    }
+
+    /** Frames {@link #checkForBlockedPublisher} follows per call at most. */
+    static final int MAX_FRAMES_PER_CHECK = 64 * 1024;
+
+    private long followCommittedFrames(final long from, final long producerPosition)
+    {
+        final int positionBitsToShift = publicationLog.positionBitsToShift();
+        final UnsafeBuffer[] termBuffers = logBuffers.termBuffers();
+        long position = from;
+        for (int frames = 0; position < producerPosition && frames < MAX_FRAMES_PER_CHECK; frames++)
+        {
+            final int termOffset = (int)(position & (termLength - 1));
+            final UnsafeBuffer termBuffer = termBuffers[
+                io.aeron.logbuffer.LogBufferDescriptor.indexByPosition(position, positionBitsToShift)];
+            final int frameLength = termBuffer.getIntVolatile(termOffset);
+            if (frameLength <= 0)
+            {
+                break;
+            }
+            final int alignedLength = io.verbus.log.FrameWriter.align(frameLength);
+            if (alignedLength > termLength - termOffset)
+            {
+                break; // never in a log this driver's writers wrote; leave the position for the readers' checks
+            }
+            position += alignedLength;
+        }
+        return position;
+    }
+
+    /** @return the position up to which the conductor has seen committed frames. */
+    public long committedPosition()
+    {
+        return committedPosition;
+    }
+
+    /**
      * Zeroes the log from the clean position up to {@code position}, term by term.
      *
      * @return 1 when anything was cleaned.
@@ -230,6 +323,8 @@ public final class NativeLog
             cleaned += length;
         }
         cleanPosition = cleaned;
+        // Only now may a media raise the limit over the zeroed bytes (PublicationLog#maxPublisherLimit).
+        publicationLog.cleanPosition(cleaned);
         return 1;
     }
 

@@ -1,5 +1,7 @@
 package io.verbus.log;
 
+import io.aeron.DirectBufferVector;
+import io.aeron.ReservedValueSupplier;
 import io.aeron.logbuffer.BufferClaim;
 import io.aeron.logbuffer.FrameDescriptor;
 import io.aeron.logbuffer.LogBufferDescriptor;
@@ -16,6 +18,11 @@ import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
  * A publication many threads may offer to at once. Each append claims its space with one atomic add on the active
  * term's tail, so writers never wait for each other; the writer whose claim crosses the term end pads the term,
  * rotates the log and returns ADMIN_ACTION so the caller retries in the new term.
+ * <p>
+ * Every argument is checked before any space is claimed: a bad call throws {@code IllegalArgumentException} and
+ * leaves no hole. A claim that is never committed or aborted (or a writer that dies between claim and commit) does
+ * leave one; the conductor pads over it after {@code Verbus.Context.publicationUnblockTimeoutNs} (see
+ * {@link LogUnblocker}).
  */
 public final class ConcurrentLogPublication extends LogPublication
 {
@@ -32,7 +39,7 @@ public final class ConcurrentLogPublication extends LogPublication
         final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,
         final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo)
     {
-        checkMessageLength(lengthOne, lengthTwo);
+        checkOfferArguments(bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo);
         if (isClosed)
         {
             return CLOSED;
@@ -74,7 +81,7 @@ public final class ConcurrentLogPublication extends LogPublication
 
     public long tryClaim(final int length, final BufferClaim bufferClaim)
     {
-        checkClaimLength(length);
+        checkClaimArguments(length, bufferClaim);
         if (isClosed)
         {
             return CLOSED;
@@ -109,11 +116,104 @@ public final class ConcurrentLogPublication extends LogPublication
             return onTermEnd(termBuffer, claimedTermId, claimedOffset);
         }
 
-        FrameWriter.writeHeader(termBuffer, (int)claimedOffset, FrameDescriptor.UNFRAGMENTED,
+        FrameWriter.writeHeader(termBuffer, (int)claimedOffset, frameLength, FrameDescriptor.UNFRAGMENTED,
             HeaderFlyweight.HDR_TYPE_DATA, sessionId, streamId, claimedTermId);
         bufferClaim.wrap(termBuffer, (int)claimedOffset, frameLength);
 
         return termBeginPosition(claimedTermId) + resultingOffset;
+    }
+
+    public long offer(
+        final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,
+        final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo,
+        final ReservedValueSupplier reservedValueSupplier)
+    {
+        checkMessageLength(lengthOne, lengthTwo);
+        if (isClosed)
+        {
+            return CLOSED;
+        }
+
+        final int framedLength = FrameWriter.framedLength(lengthOne + lengthTwo, maxPayloadLength);
+        final long position = claim(framedLength);
+        if (position < 0)
+        {
+            return position;
+        }
+        FrameWriter.writeMessage(termBuffer(position), termOffset(position), maxPayloadLength, sessionId, streamId,
+            termId(position), bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo, reservedValueSupplier);
+        return position + framedLength;
+    }
+
+    public long offer(final DirectBufferVector[] vectors, final ReservedValueSupplier reservedValueSupplier)
+    {
+        final int length = checkVectors(vectors);
+        if (isClosed)
+        {
+            return CLOSED;
+        }
+
+        final int framedLength = FrameWriter.framedLength(length, maxPayloadLength);
+        final long position = claim(framedLength);
+        if (position < 0)
+        {
+            return position;
+        }
+        FrameWriter.writeMessage(termBuffer(position), termOffset(position), maxPayloadLength, sessionId, streamId,
+            termId(position), vectors, length, reservedValueSupplier);
+        return position + framedLength;
+    }
+
+    /**
+     * Claims {@code framedLength} bytes of the active term with one atomic add, as {@code offer} does: the space is
+     * the caller's to write and publish frame by frame.
+     *
+     * @return the stream position where the claimed space starts, or a negative code (nothing to write then).
+     */
+    private long claim(final int framedLength)
+    {
+        final long limit = publisherLimit.getVolatile();
+        final int termCount = LogBufferDescriptor.activeTermCount(metaDataBuffer);
+        final int partitionIndex = LogBufferDescriptor.indexByTermCount(termCount);
+        final int tailCounterOffset = TERM_TAIL_COUNTERS_OFFSET + (partitionIndex * Long.BYTES);
+        final long rawTail = metaDataBuffer.getLongVolatile(tailCounterOffset);
+        final int termId = LogBufferDescriptor.termId(rawTail);
+        if (termCount != termId - initialTermId)
+        {
+            return ADMIN_ACTION;
+        }
+
+        final long position = termBeginPosition(termId) + LogBufferDescriptor.termOffset(rawTail, termLength);
+        if (position >= limit)
+        {
+            return backPressureStatus(position, framedLength);
+        }
+
+        final long claimedRawTail = metaDataBuffer.getAndAddLong(tailCounterOffset, framedLength);
+        final int claimedTermId = LogBufferDescriptor.termId(claimedRawTail);
+        final long claimedOffset = claimedRawTail & 0xFFFF_FFFFL;
+        if (claimedOffset + framedLength > termLength)
+        {
+            return onTermEnd(termBuffers[partitionIndex], claimedTermId, claimedOffset);
+        }
+
+        return termBeginPosition(claimedTermId) + claimedOffset;
+    }
+
+    /** @return the term buffer a claimed position (below the term end) lies in. */
+    private UnsafeBuffer termBuffer(final long position)
+    {
+        return termBuffers[LogBufferDescriptor.indexByPosition(position, positionBitsToShift)];
+    }
+
+    private int termOffset(final long position)
+    {
+        return (int)position & (termLength - 1);
+    }
+
+    private int termId(final long position)
+    {
+        return initialTermId + (int)(position >>> positionBitsToShift);
     }
 
     private long onTermEnd(final UnsafeBuffer termBuffer, final int termId, final long claimedOffset)

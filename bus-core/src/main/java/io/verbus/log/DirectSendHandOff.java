@@ -28,11 +28,19 @@ import org.agrona.concurrent.NanoClock;
  * <p>
  * Every transfer of ownership is a release/acquire pair on {@code owner}, so the sender's plain fields are seen
  * consistently by whichever thread holds it: one thread at a time owns the sender and its QPs.
+ * <p>
+ * The writer's send is {@link MediaSender#sendNow()}: post what was appended, nothing else. The rest of the duty
+ * cycle (status slots, limits, completions, liveness, new subscribers) runs on a cadence: while the writer is
+ * active the agent raises {@code dutyDue} every {@link #WRITER_DUTY_INTERVAL_NS}, and the writer's next send runs
+ * one full {@link MediaSender#doWork()} after posting. So the writer's hot path reads no clock, and a writer that
+ * never pauses still heartbeats, reads credits and admits subscribers.
  */
 public final class DirectSendHandOff implements MediaSender
 {
     /** The agent waits this long after the writer's last send before driving the sender itself. */
     public static final long WRITER_IDLE_BEFORE_AGENT_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** While the writer is active, the agent asks it for a full duty cycle at most this often. */
+    public static final long WRITER_DUTY_INTERVAL_NS = TimeUnit.MICROSECONDS.toNanos(100);
     /** Bound on back-to-back agent duty cycles caused by a writer that met the agent. */
     private static final int MAX_AGENT_CYCLES_PER_CALL = 4;
 
@@ -44,6 +52,7 @@ public final class DirectSendHandOff implements MediaSender
     private static final VarHandle OWNER;
     private static final VarHandle PENDING;
     private static final VarHandle WRITER_SENDS;
+    private static final VarHandle DUTY_DUE;
 
     static
     {
@@ -53,6 +62,7 @@ public final class DirectSendHandOff implements MediaSender
             OWNER = lookup.findVarHandle(DirectSendHandOff.class, "owner", int.class);
             PENDING = lookup.findVarHandle(DirectSendHandOff.class, "pending", boolean.class);
             WRITER_SENDS = lookup.findVarHandle(DirectSendHandOff.class, "writerSends", long.class);
+            DUTY_DUE = lookup.findVarHandle(DirectSendHandOff.class, "dutyDue", boolean.class);
         }
         catch (final ReflectiveOperationException ex)
         {
@@ -66,10 +76,12 @@ public final class DirectSendHandOff implements MediaSender
     @SuppressWarnings("unused") private int owner = FREE;
     @SuppressWarnings("unused") private boolean pending;
     @SuppressWarnings("unused") private long writerSends;
+    @SuppressWarnings("unused") private boolean dutyDue;
 
     // Agent-thread state.
     private long seenWriterSends = -1;
     private long seenAtNs;
+    private long dutyRequestedAtNs;
     private volatile long agentCycles;
 
     /**
@@ -89,7 +101,7 @@ public final class DirectSendHandOff implements MediaSender
     }
 
     /**
-     * Writer thread: send what the log holds, now.
+     * Writer thread: send what the log holds, now; then, when the agent has asked for it, one full duty cycle.
      *
      * @return work done; 0 when the agent holds the sender (it then sends the new data in its cycle).
      */
@@ -101,7 +113,13 @@ public final class DirectSendHandOff implements MediaSender
         }
         try
         {
-            return sender.sendNow();
+            int work = sender.sendNow();
+            if ((boolean)DUTY_DUE.getAcquire(this))
+            {
+                DUTY_DUE.setRelease(this, false);
+                work += sender.doWork();
+            }
+            return work;
         }
         finally
         {
@@ -147,6 +165,16 @@ public final class DirectSendHandOff implements MediaSender
         return false;
     }
 
+    /** Agent thread, writer active: ask the writer for a full duty cycle if none was asked for lately. */
+    private void requestWriterDuty(final long nowNs)
+    {
+        if (nowNs - dutyRequestedAtNs >= WRITER_DUTY_INTERVAL_NS)
+        {
+            dutyRequestedAtNs = nowNs;
+            DUTY_DUE.setRelease(this, true);
+        }
+    }
+
     /** @return duty cycles the agent has run for an idle writer (for tests and diagnostics). */
     public long agentCycles()
     {
@@ -170,11 +198,13 @@ public final class DirectSendHandOff implements MediaSender
             seenAtNs = nowNs;
             if (!(boolean)PENDING.getVolatile(this))
             {
+                requestWriterDuty(nowNs);
                 return 0;
             }
         }
         else if (nowNs - seenAtNs < WRITER_IDLE_BEFORE_AGENT_NS && !(boolean)PENDING.getVolatile(this))
         {
+            requestWriterDuty(nowNs);
             return 0;
         }
 
@@ -185,7 +215,11 @@ public final class DirectSendHandOff implements MediaSender
             {
                 break; // the writer is sending (or the sender is closed)
             }
-            PENDING.setVolatile(this, false);
+            // A read-modify-write, not a plain store: when it takes the writer's pending flag it also acquires what
+            // the writer appended before raising it, so this cycle sends it (a plain store could overwrite the flag
+            // with no such edge, leaving the data to the idle timer).
+            PENDING.getAndSet(this, false);
+            DUTY_DUE.setRelease(this, false); // this cycle is the duty the writer was asked for
             try
             {
                 work += sender.doWork();

@@ -1,5 +1,7 @@
 package io.verbus.log;
 
+import io.aeron.DirectBufferVector;
+import io.aeron.ReservedValueSupplier;
 import io.aeron.logbuffer.BufferClaim;
 import io.aeron.logbuffer.FrameDescriptor;
 import io.aeron.logbuffer.LogBufferDescriptor;
@@ -7,20 +9,33 @@ import io.aeron.protocol.HeaderFlyweight;
 import io.verbus.ExclusivePublication;
 import io.verbus.media.PublicationLog;
 import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 
 import static io.aeron.logbuffer.LogBufferDescriptor.TERM_TAIL_COUNTERS_OFFSET;
 import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
+import static io.aeron.protocol.DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET;
+import static io.aeron.protocol.DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET;
+import static io.aeron.protocol.DataHeaderFlyweight.TERM_ID_FIELD_OFFSET;
+import static io.aeron.protocol.DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET;
 
 /**
  * A publication with one writer thread: it keeps the tail in its own fields and publishes it with a release
  * store, so an append costs no atomic read-modify-write. In direct mode it sends from the writer thread through a
- * {@link DirectSendHandOff}, which lets the driver's sender agent drive the media while the writer is idle.
+ * {@link DirectSendHandOff}, which lets the driver's sender agent drive the media while the writer is idle: an
+ * offer sends before it returns, and a claim is sent by its own {@code commit()} or {@code abort()}
+ * ({@link ClaimCommitSignal}).
+ * <p>
+ * Like Aeron's appender it advances the tail before it writes the frame: a reader that sees the new tail reads the
+ * frame's length with acquire semantics and stops at a length of 0. That relies on the log past the tail being
+ * zero, which the publisher limit guarantees ({@link io.verbus.media.PublicationLog#maxPublisherLimit()}).
  */
 public final class ExclusiveLogPublication extends LogPublication implements ExclusivePublication
 {
     private final DirectSendHandOff directSender;
+    /** True when a claim's commit sends it; else the next call sends what was committed (the fallback). */
+    private final boolean sendOnCommit;
     private int termCount;
     private int termId;
     private int termOffset;
@@ -40,6 +55,7 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
     {
         super(channel, publicationLog, backPressureEvents, closeListener);
         this.directSender = directSender;
+        this.sendOnCommit = null != directSender && ClaimCommitSignal.isAvailable();
         termCount = LogBufferDescriptor.activeTermCount(metaDataBuffer);
         partitionIndex = LogBufferDescriptor.indexByTermCount(termCount);
         final long rawTail = LogBufferDescriptor.rawTailVolatile(metaDataBuffer, partitionIndex);
@@ -58,7 +74,7 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
         final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,
         final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo)
     {
-        checkMessageLength(lengthOne, lengthTwo);
+        checkOfferArguments(bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo);
         if (isClosed)
         {
             return CLOSED;
@@ -93,14 +109,14 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
 
     public long tryClaim(final int length, final BufferClaim bufferClaim)
     {
-        checkClaimLength(length);
+        checkClaimArguments(length, bufferClaim);
         if (isClosed)
         {
             return CLOSED;
         }
-        if (null != directSender)
+        if (null != directSender && !sendOnCommit)
         {
-            // Sends what earlier claims committed since the last call.
+            // Without the commit signal, send what earlier claims committed since the last call.
             directSender.writerSendNow();
         }
 
@@ -120,12 +136,29 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
 
         final UnsafeBuffer termBuffer = termBuffers[partitionIndex];
         putRawTail(resultingOffset);
-        FrameWriter.writeHeader(termBuffer, termOffset, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_DATA,
-            sessionId, streamId, termId);
+        // The length is stored negated first, so an abandoned claim can be padded to its exact length.
+        FrameWriter.writeHeader(termBuffer, termOffset, frameLength, FrameDescriptor.UNFRAGMENTED,
+            HeaderFlyweight.HDR_TYPE_DATA, sessionId, streamId, termId);
         bufferClaim.wrap(termBuffer, termOffset, frameLength);
+        if (sendOnCommit)
+        {
+            ClaimCommitSignal.arm(bufferClaim, this);
+        }
         termOffset = resultingOffset;
 
         return termBeginPosition + resultingOffset;
+    }
+
+    /**
+     * A claim of this publication was committed or aborted: send it now, from the committing thread, as an offer
+     * would have. The hand-off keeps the sender single-owner whichever thread commits.
+     */
+    void onClaimCommitted()
+    {
+        if (!isClosed)
+        {
+            directSender.writerSendNow();
+        }
     }
 
     public int flush()
@@ -148,6 +181,192 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
         {
             directSender.close();
         }
+    }
+
+    public long offer(
+        final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,
+        final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo,
+        final ReservedValueSupplier reservedValueSupplier)
+    {
+        checkOfferArguments(bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo);
+        if (isClosed)
+        {
+            return CLOSED;
+        }
+
+        final int framedLength = FrameWriter.framedLength(lengthOne + lengthTwo, maxPayloadLength);
+        final long claimed = claim(framedLength);
+        if (claimed < 0)
+        {
+            return claimed;
+        }
+        FrameWriter.writeMessage(termBuffers[partitionIndex], termOffset, maxPayloadLength, sessionId, streamId,
+            termId, bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo, reservedValueSupplier);
+        return appended(framedLength);
+    }
+
+    public long offer(final DirectBufferVector[] vectors, final ReservedValueSupplier reservedValueSupplier)
+    {
+        final int length = checkVectors(vectors);
+        if (isClosed)
+        {
+            return CLOSED;
+        }
+
+        final int framedLength = FrameWriter.framedLength(length, maxPayloadLength);
+        final long claimed = claim(framedLength);
+        if (claimed < 0)
+        {
+            return claimed;
+        }
+        FrameWriter.writeMessage(termBuffers[partitionIndex], termOffset, maxPayloadLength, sessionId, streamId,
+            termId, vectors, length, reservedValueSupplier);
+        return appended(framedLength);
+    }
+
+    public int termId()
+    {
+        return termId;
+    }
+
+    public int termOffset()
+    {
+        return termOffset;
+    }
+
+    public long appendPadding(final int length)
+    {
+        final int maxFramedLength = FrameWriter.framedLength(maxMessageLength, maxPayloadLength);
+        if (length > maxFramedLength)
+        {
+            throw new IllegalArgumentException(
+                "padding exceeds maxFramedLength of " + maxFramedLength + ", length=" + length + " on " + channel);
+        }
+        if (length < 0)
+        {
+            throw new IllegalArgumentException("padding length must not be negative: " + length);
+        }
+        if (isClosed)
+        {
+            return CLOSED;
+        }
+
+        final int frameLength = length + HEADER_LENGTH;
+        final int framedLength = FrameWriter.align(frameLength);
+        final long claimed = claim(framedLength);
+        if (claimed < 0)
+        {
+            return claimed;
+        }
+        FrameWriter.writePadding(termBuffers[partitionIndex], termOffset, frameLength, sessionId, streamId, termId);
+        return appended(framedLength);
+    }
+
+    public long offerBlock(final MutableDirectBuffer buffer, final int offset, final int length)
+    {
+        if (isClosed)
+        {
+            return CLOSED;
+        }
+
+        if (termOffset >= termLength)
+        {
+            // The term is full to its end: move to the next one, as Aeron does, and offer there.
+            final long rotated = rotate(termBeginPosition + termOffset);
+            if (MAX_POSITION_EXCEEDED == rotated)
+            {
+                return rotated;
+            }
+        }
+
+        final long position = termBeginPosition + termOffset;
+        if (position >= publisherLimit.getVolatile())
+        {
+            return blocked(position, length);
+        }
+
+        checkBlock(buffer, offset, length);
+        putRawTail(termOffset + length);
+        FrameWriter.writeBlock(termBuffers[partitionIndex], termOffset, buffer, offset, length);
+        return appended(length);
+    }
+
+    /**
+     * Aeron's checks of a block (it fits in the term; its first frame is a data frame of this publication at the
+     * current term offset and term id), plus the ones without which the log itself would break: the block is whole
+     * aligned frames and lies within the buffer.
+     */
+    private void checkBlock(final DirectBuffer buffer, final int offset, final int length)
+    {
+        final int remaining = termLength - termOffset;
+        if (length > remaining)
+        {
+            throw new IllegalArgumentException(
+                "invalid block length " + length + ", remaining space in term is " + remaining);
+        }
+        if (length < HEADER_LENGTH || 0 != (length & (FrameDescriptor.FRAME_ALIGNMENT - 1)))
+        {
+            throw new IllegalArgumentException("invalid block length " + length + ": must be whole frames, a " +
+                "multiple of " + FrameDescriptor.FRAME_ALIGNMENT + " of at least " + HEADER_LENGTH);
+        }
+        if (offset < 0 || length > buffer.capacity() - offset)
+        {
+            throw new IllegalArgumentException("block offset " + offset + " and length " + length +
+                " exceed the buffer's capacity " + buffer.capacity());
+        }
+
+        final int frameType = HeaderFlyweight.HDR_TYPE_DATA;
+        final int blockTermOffset = buffer.getInt(offset + TERM_OFFSET_FIELD_OFFSET);
+        final int blockSessionId = buffer.getInt(offset + SESSION_ID_FIELD_OFFSET);
+        final int blockStreamId = buffer.getInt(offset + STREAM_ID_FIELD_OFFSET);
+        final int blockTermId = buffer.getInt(offset + TERM_ID_FIELD_OFFSET);
+        final int blockFrameType = buffer.getShort(offset + HeaderFlyweight.TYPE_FIELD_OFFSET) & 0xFFFF;
+        if (blockTermOffset != termOffset ||
+            blockSessionId != sessionId ||
+            blockStreamId != streamId ||
+            blockTermId != termId ||
+            blockFrameType != frameType)
+        {
+            throw new IllegalArgumentException("improperly formatted block:" +
+                " termOffset=" + blockTermOffset + " (expected=" + termOffset + ")," +
+                " sessionId=" + blockSessionId + " (expected=" + sessionId + ")," +
+                " streamId=" + blockStreamId + " (expected=" + streamId + ")," +
+                " termId=" + blockTermId + " (expected=" + termId + ")," +
+                " frameType=" + blockFrameType + " (expected=" + frameType + ")");
+        }
+    }
+
+    /**
+     * Claims {@code framedLength} bytes at the tail of the current term, as {@code offer} does: on success the space
+     * starts at {@link #termOffset} and the caller writes it, then calls {@link #appended(int)}.
+     *
+     * @return the stream position the space starts at, or a negative code (nothing to write then).
+     */
+    private long claim(final int framedLength)
+    {
+        final long position = termBeginPosition + termOffset;
+        if (position >= publisherLimit.getVolatile())
+        {
+            return blocked(position, framedLength);
+        }
+        final int resultingOffset = termOffset + framedLength;
+        if (resultingOffset > termLength)
+        {
+            return rotate(position);
+        }
+        putRawTail(resultingOffset);
+        return position;
+    }
+
+    /** Moves the tail past what the caller wrote into claimed space and sends it in direct mode. */
+    private long appended(final int framedLength)
+    {
+        termOffset += framedLength;
+        if (null != directSender)
+        {
+            directSender.writerSendNow();
+        }
+        return termBeginPosition + termOffset;
     }
 
     private long blocked(final long position, final int framedLength)

@@ -1,5 +1,7 @@
 package io.verbus.log;
 
+import io.aeron.DirectBufferVector;
+import io.aeron.ReservedValueSupplier;
 import io.aeron.logbuffer.FrameDescriptor;
 import io.aeron.protocol.DataHeaderFlyweight;
 import io.aeron.protocol.HeaderFlyweight;
@@ -61,6 +63,53 @@ public final class FrameWriter
     }
 
     /**
+     * Writes every header field, starting with a release store of the first eight bytes: the frame length
+     * <em>negated</em>, the version, the flags and the type. Readers treat a length of zero or less as "not yet
+     * written", exactly as before; what the negative length adds is that space claimed but never committed (a
+     * writer that died, a claim never committed or aborted) says how long it is, so the conductor can pad over it
+     * exactly after the unblock timeout (see {@link LogUnblocker}). Aeron writes its headers the same way.
+     *
+     * @param termBuffer  to write into.
+     * @param termOffset  of the frame.
+     * @param frameLength the length the frame will be published with (header plus payload, unaligned).
+     * @param flags       BEGIN/END fragment flags.
+     * @param type        {@link HeaderFlyweight#HDR_TYPE_DATA} or {@link HeaderFlyweight#HDR_TYPE_PAD}.
+     * @param sessionId   of the publication.
+     * @param streamId    of the publication.
+     * @param termId      of the term.
+     */
+    public static void writeHeader(
+        final UnsafeBuffer termBuffer,
+        final int termOffset,
+        final int frameLength,
+        final byte flags,
+        final int type,
+        final int sessionId,
+        final int streamId,
+        final int termId)
+    {
+        termBuffer.putLongRelease(termOffset, firstHeaderWord(-frameLength, flags, type));
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET, termOffset);
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET, sessionId);
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET, streamId);
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET, termId);
+        termBuffer.putLong(termOffset + DataHeaderFlyweight.RESERVED_VALUE_OFFSET, DataHeaderFlyweight.DEFAULT_RESERVE_VALUE);
+    }
+
+    /**
+     * @return the first eight bytes of a frame header as one little-endian word: frame length, version, flags,
+     * type. Storing or compare-and-setting them as one word is what lets the unblocker replace an uncommitted
+     * header atomically.
+     */
+    public static long firstHeaderWord(final int frameLength, final byte flags, final int type)
+    {
+        return (frameLength & 0xFFFF_FFFFL) |
+            ((HeaderFlyweight.CURRENT_VERSION & 0xFFL) << 32) |
+            ((flags & 0xFFL) << 40) |
+            ((type & 0xFFFFL) << 48);
+    }
+
+    /**
      * Makes a written frame visible to readers: the release store of its length.
      */
     public static void publishFrameLength(final UnsafeBuffer termBuffer, final int termOffset, final int frameLength)
@@ -81,7 +130,7 @@ public final class FrameWriter
         final UnsafeBuffer termBuffer, final int termOffset, final int sessionId, final int streamId, final int termId)
     {
         final int paddingLength = termBuffer.capacity() - termOffset;
-        writeHeader(termBuffer, termOffset, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_PAD,
+        writeHeader(termBuffer, termOffset, paddingLength, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_PAD,
             sessionId, streamId, termId);
         publishFrameLength(termBuffer, termOffset, paddingLength);
     }
@@ -135,14 +184,38 @@ public final class FrameWriter
         final int offsetTwo,
         final int lengthTwo)
     {
+        writeMessage(termBuffer, termOffset, maxPayloadLength, sessionId, streamId, termId,
+            bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo, null);
+    }
+
+    /**
+     * As {@link #writeMessage(UnsafeBuffer, int, int, int, int, int, DirectBuffer, int, int, DirectBuffer, int, int)},
+     * and when a supplier is given, each frame's reserved value is what it returns for that frame: called after the
+     * payload is written and before the frame length is published, as Aeron's appenders call it.
+     */
+    public static void writeMessage(
+        final UnsafeBuffer termBuffer,
+        final int termOffset,
+        final int maxPayloadLength,
+        final int sessionId,
+        final int streamId,
+        final int termId,
+        final DirectBuffer bufferOne,
+        final int offsetOne,
+        final int lengthOne,
+        final DirectBuffer bufferTwo,
+        final int offsetTwo,
+        final int lengthTwo,
+        final ReservedValueSupplier reservedValueSupplier)
+    {
         final int messageLength = lengthOne + lengthTwo;
         if (messageLength <= maxPayloadLength)
         {
-            writeHeader(termBuffer, termOffset, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_DATA,
-                sessionId, streamId, termId);
+            writeHeader(termBuffer, termOffset, messageLength + HEADER_LENGTH, FrameDescriptor.UNFRAGMENTED,
+                HeaderFlyweight.HDR_TYPE_DATA, sessionId, streamId, termId);
             copyPayload(termBuffer, termOffset + HEADER_LENGTH, bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo,
                 0, messageLength);
-            publishFrameLength(termBuffer, termOffset, messageLength + HEADER_LENGTH);
+            publishFrame(termBuffer, termOffset, messageLength + HEADER_LENGTH, reservedValueSupplier);
             return;
         }
 
@@ -156,15 +229,125 @@ public final class FrameWriter
             {
                 flags |= FrameDescriptor.END_FRAG_FLAG;
             }
-            writeHeader(termBuffer, frameOffset, flags, HeaderFlyweight.HDR_TYPE_DATA, sessionId, streamId, termId);
+            writeHeader(termBuffer, frameOffset, chunkLength + HEADER_LENGTH, flags, HeaderFlyweight.HDR_TYPE_DATA,
+                sessionId, streamId, termId);
             copyPayload(termBuffer, frameOffset + HEADER_LENGTH, bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo,
                 messageOffset, chunkLength);
-            publishFrameLength(termBuffer, frameOffset, chunkLength + HEADER_LENGTH);
+            publishFrame(termBuffer, frameOffset, chunkLength + HEADER_LENGTH, reservedValueSupplier);
 
             frameOffset += align(chunkLength + HEADER_LENGTH);
             messageOffset += chunkLength;
             flags = 0;
         }
+    }
+
+    /**
+     * Writes a message gathered from vectors, as one frame or a run of fragments, into space already claimed
+     * ({@link #framedLength(int, int)} bytes of {@code messageLength}). Each fragment is published as written.
+     *
+     * @param vectors               the message's parts in order, already validated.
+     * @param messageLength         the sum of the vectors' lengths.
+     * @param reservedValueSupplier for each frame's reserved value, or null.
+     */
+    public static void writeMessage(
+        final UnsafeBuffer termBuffer,
+        final int termOffset,
+        final int maxPayloadLength,
+        final int sessionId,
+        final int streamId,
+        final int termId,
+        final DirectBufferVector[] vectors,
+        final int messageLength,
+        final ReservedValueSupplier reservedValueSupplier)
+    {
+        int frameOffset = termOffset;
+        int messageOffset = 0;
+        int vectorIndex = 0;
+        int vectorOffset = 0;
+        byte flags = messageLength <= maxPayloadLength ? FrameDescriptor.UNFRAGMENTED : FrameDescriptor.BEGIN_FRAG_FLAG;
+        do
+        {
+            final int chunkLength = Math.min(maxPayloadLength, messageLength - messageOffset);
+            if (messageOffset + chunkLength == messageLength)
+            {
+                flags |= FrameDescriptor.END_FRAG_FLAG;
+            }
+            writeHeader(termBuffer, frameOffset, flags, HeaderFlyweight.HDR_TYPE_DATA, sessionId, streamId, termId);
+
+            int written = 0;
+            while (written < chunkLength)
+            {
+                final DirectBufferVector vector = vectors[vectorIndex];
+                final int vectorRemaining = vector.length() - vectorOffset;
+                final int count = Math.min(chunkLength - written, vectorRemaining);
+                termBuffer.putBytes(
+                    frameOffset + HEADER_LENGTH + written, vector.buffer(), vector.offset() + vectorOffset, count);
+                written += count;
+                vectorOffset += count;
+                if (count == vectorRemaining)
+                {
+                    vectorIndex++;
+                    vectorOffset = 0;
+                }
+            }
+            publishFrame(termBuffer, frameOffset, chunkLength + HEADER_LENGTH, reservedValueSupplier);
+
+            frameOffset += align(chunkLength + HEADER_LENGTH);
+            messageOffset += chunkLength;
+            flags = 0;
+        }
+        while (messageOffset < messageLength);
+    }
+
+    /**
+     * Writes one padding frame of {@code frameLength} bytes (header included) at {@code termOffset}, which readers
+     * skip, into space already claimed.
+     */
+    public static void writePadding(
+        final UnsafeBuffer termBuffer,
+        final int termOffset,
+        final int frameLength,
+        final int sessionId,
+        final int streamId,
+        final int termId)
+    {
+        writeHeader(termBuffer, termOffset, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_PAD,
+            sessionId, streamId, termId);
+        publishFrameLength(termBuffer, termOffset, frameLength);
+    }
+
+    /**
+     * Copies a block of formatted frames into the term at {@code termOffset}, into space already claimed. The first
+     * frame's header goes last and its first word (length, version, flags, type) with release semantics: until then
+     * a reader sees a zero length there and nothing of the block; after it, every later frame of the block, whose
+     * lengths were stored before it.
+     */
+    public static void writeBlock(
+        final UnsafeBuffer termBuffer,
+        final int termOffset,
+        final DirectBuffer buffer,
+        final int offset,
+        final int length)
+    {
+        termBuffer.putBytes(termOffset + HEADER_LENGTH, buffer, offset + HEADER_LENGTH, length - HEADER_LENGTH);
+        termBuffer.putLong(termOffset + 24, buffer.getLong(offset + 24));
+        termBuffer.putLong(termOffset + 16, buffer.getLong(offset + 16));
+        termBuffer.putLong(termOffset + 8, buffer.getLong(offset + 8));
+        termBuffer.putLongRelease(termOffset, buffer.getLong(offset));
+    }
+
+    private static void publishFrame(
+        final UnsafeBuffer termBuffer,
+        final int frameOffset,
+        final int frameLength,
+        final ReservedValueSupplier reservedValueSupplier)
+    {
+        if (null != reservedValueSupplier)
+        {
+            termBuffer.putLong(frameOffset + DataHeaderFlyweight.RESERVED_VALUE_OFFSET,
+                reservedValueSupplier.get(termBuffer, frameOffset, frameLength));
+        }
+        publishFrameLength(termBuffer, frameOffset, frameLength);
     }
 
     /**

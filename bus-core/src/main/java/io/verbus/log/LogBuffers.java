@@ -8,6 +8,7 @@ import io.verbus.memory.MemoryMapper;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
 
 import static io.aeron.logbuffer.LogBufferDescriptor.PARTITION_COUNT;
 
@@ -116,6 +117,7 @@ public final class LogBuffers implements AutoCloseable
             // Aeron's convention: a partition not yet used holds the term id it had one rotation ago.
             LogBufferDescriptor.initialiseTailWithTermId(metaDataBuffer, i, initialTermId + i - PARTITION_COUNT);
         }
+        LogBufferDescriptor.endOfStreamPosition(metaDataBuffer, Long.MAX_VALUE);
         LogBufferDescriptor.activeTermCountOrdered(metaDataBuffer, 0);
     }
 
@@ -143,10 +145,28 @@ public final class LogBuffers implements AutoCloseable
         return region;
     }
 
+    /** @return the open file behind the log (unlinked but readable), or null for a wrapped view. */
+    public FileChannel fileChannel()
+    {
+        return null == region ? null : region.fileChannel();
+    }
+
     /** @return the length of each term partition. */
     public int termLength()
     {
         return termLength;
+    }
+
+    /**
+     * Retires the memory, if this object owns it, without unmapping it: see {@link MappedRegion#quarantine()}. For
+     * {@code Verbus.close()}, after which the application may still hold a {@code BufferClaim} into the log.
+     */
+    public void quarantine()
+    {
+        if (null != region)
+        {
+            region.quarantine();
+        }
     }
 
     /** Unmaps the memory if this object owns it. No thread may read the buffers afterwards. */

@@ -1,15 +1,22 @@
 package io.verbus.log;
 
+import io.aeron.logbuffer.BlockHandler;
 import io.aeron.logbuffer.ControlledFragmentHandler;
 import io.aeron.logbuffer.FragmentHandler;
+import io.aeron.logbuffer.FrameDescriptor;
 import io.aeron.logbuffer.Header;
 import io.aeron.logbuffer.LogBufferDescriptor;
+import io.aeron.logbuffer.RawBlockHandler;
+import io.aeron.protocol.DataHeaderFlyweight;
 import io.aeron.protocol.HeaderFlyweight;
 import io.verbus.Image;
+import io.verbus.Subscription;
 import io.verbus.media.ImageBound;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.Position;
+
+import java.nio.channels.FileChannel;
 
 import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
 
@@ -52,6 +59,12 @@ public final class LogImage implements Image
     private final Header header;
     private final ErrorHandler errorHandler;
     private final CorruptionListener corruptionListener;
+    private final Subscription subscription;
+    private final UnsafeBuffer metaDataBuffer;
+    private final int mtuLength;
+    private final FileChannel fileChannel;
+    private long finalPosition;
+    private long finalEndOfStreamPosition = Long.MAX_VALUE;
     private volatile boolean isClosed;
 
     /**
@@ -78,6 +91,47 @@ public final class LogImage implements Image
         final ErrorHandler errorHandler,
         final CorruptionListener corruptionListener)
     {
+        this(null, correlationId, sessionId, streamId, initialTermId, termBuffers, null, 0, null, subscriberPosition,
+            bound, sourceIdentity, errorHandler, corruptionListener);
+    }
+
+    /**
+     * @param subscription       the image belongs to, returned by {@link #subscription()}.
+     * @param correlationId      identifies the image to its owner.
+     * @param sessionId          of the publisher.
+     * @param streamId           of the stream.
+     * @param initialTermId      of the log.
+     * @param termBuffers        the three partitions.
+     * @param metaDataBuffer     the log's metadata (MTU, end-of-stream position) for a local log, or null for a remote
+     *                           log, whose metadata is not replicated.
+     * @param mtuLength          the publisher's MTU when there is no metadata buffer.
+     * @param fileChannel        the log's file for {@link #rawPoll}, or null when the log is not a file.
+     * @param subscriberPosition this image's position counter, already set to the join position.
+     * @param bound              the media's reader of the remote position, or null for an unbounded (local) log.
+     * @param sourceIdentity     where the stream comes from.
+     * @param errorHandler       told of corruption.
+     * @param corruptionListener told after the image closed itself on corruption.
+     */
+    public LogImage(
+        final Subscription subscription,
+        final long correlationId,
+        final int sessionId,
+        final int streamId,
+        final int initialTermId,
+        final UnsafeBuffer[] termBuffers,
+        final UnsafeBuffer metaDataBuffer,
+        final int mtuLength,
+        final FileChannel fileChannel,
+        final Position subscriberPosition,
+        final ImageBound bound,
+        final String sourceIdentity,
+        final ErrorHandler errorHandler,
+        final CorruptionListener corruptionListener)
+    {
+        this.subscription = subscription;
+        this.metaDataBuffer = metaDataBuffer;
+        this.mtuLength = mtuLength;
+        this.fileChannel = fileChannel;
         this.correlationId = correlationId;
         this.sessionId = sessionId;
         this.streamId = streamId;
@@ -128,7 +182,7 @@ public final class LogImage implements Image
 
     public long position()
     {
-        return subscriberPosition.get();
+        return isClosed ? finalPosition : subscriberPosition.get();
     }
 
     /** @return the position counter the conductor or media reads for flow control. */
@@ -153,9 +207,22 @@ public final class LogImage implements Image
         return isClosed;
     }
 
-    /** Marks the image closed: polls return 0 from then on. Called by the owner when it removes the image. */
+    /**
+     * Marks the image closed: polls return 0 from then on. Called by the owner when it removes the image. Keeps the
+     * final position and end-of-stream state, as Aeron's image does, since the counter and metadata may go.
+     */
     public void close()
     {
+        if (!isClosed)
+        {
+            markClosed(subscriberPosition.getVolatile());
+        }
+    }
+
+    private void markClosed(final long finalPosition)
+    {
+        this.finalPosition = finalPosition;
+        finalEndOfStreamPosition = endOfStreamPosition();
         isClosed = true;
     }
 
@@ -196,6 +263,12 @@ public final class LogImage implements Image
                         termBuffer, frameOffset + HEADER_LENGTH, frameLength - HEADER_LENGTH, header);
                 }
             }
+        }
+        catch (final Exception ex)
+        {
+            // As Aeron's Image: a handler that throws ends this poll; its fragment counts as consumed (redelivering
+            // it would most likely throw again and wedge the stream) and the exception goes to the error handler.
+            errorHandler.onError(ex);
         }
         finally
         {
@@ -267,6 +340,12 @@ public final class LogImage implements Image
                 }
             }
         }
+        catch (final Exception ex)
+        {
+            // As Aeron's Image: a handler that throws ends this poll; its fragment counts as consumed (redelivering
+            // it would most likely throw again and wedge the stream) and the exception goes to the error handler.
+            errorHandler.onError(ex);
+        }
         finally
         {
             final long resultingPosition = initialPosition + (offset - initialOffset);
@@ -277,6 +356,430 @@ public final class LogImage implements Image
         }
 
         return fragmentsRead;
+    }
+
+    public int boundedPoll(final FragmentHandler fragmentHandler, final long limitPosition, final int fragmentLimit)
+    {
+        if (isClosed)
+        {
+            return 0;
+        }
+
+        final long position = subscriberPosition.get();
+        if (position >= limitPosition)
+        {
+            return 0;
+        }
+        final int termOffset = (int)position & termLengthMask;
+        final int soundLimitOffset = readLimitOffset(position, termOffset);
+        final int limitOffset = callerLimitOffset(soundLimitOffset, position, termOffset, limitPosition);
+        final UnsafeBuffer termBuffer = termBuffers[LogBufferDescriptor.indexByPosition(position, positionBitsToShift)];
+        int offset = termOffset;
+        int fragmentsRead = 0;
+
+        try
+        {
+            while (fragmentsRead < fragmentLimit && offset < limitOffset)
+            {
+                final int frameLength = termBuffer.getIntVolatile(offset);
+                if (!isFrameSound(position, offset, frameLength, soundLimitOffset))
+                {
+                    break;
+                }
+
+                final int frameOffset = offset;
+                offset += FrameWriter.align(frameLength);
+
+                if (!isPaddingFrame(termBuffer, frameOffset))
+                {
+                    ++fragmentsRead;
+                    header.buffer(termBuffer);
+                    header.offset(frameOffset);
+                    fragmentHandler.onFragment(
+                        termBuffer, frameOffset + HEADER_LENGTH, frameLength - HEADER_LENGTH, header);
+                }
+            }
+        }
+        catch (final Exception ex)
+        {
+            // As Aeron's Image: a handler that throws ends this poll; its fragment counts as consumed (redelivering
+            // it would most likely throw again and wedge the stream) and the exception goes to the error handler.
+            errorHandler.onError(ex);
+        }
+        finally
+        {
+            final long newPosition = position + (offset - termOffset);
+            if (newPosition > position && !isClosed)
+            {
+                subscriberPosition.setRelease(newPosition);
+            }
+        }
+
+        return fragmentsRead;
+    }
+
+    public int boundedControlledPoll(
+        final ControlledFragmentHandler fragmentHandler, final long limitPosition, final int fragmentLimit)
+    {
+        if (isClosed)
+        {
+            return 0;
+        }
+
+        final long position = subscriberPosition.get();
+        if (position >= limitPosition)
+        {
+            return 0;
+        }
+        long initialPosition = position;
+        int initialOffset = (int)initialPosition & termLengthMask;
+        final int termOffset = initialOffset;
+        final int soundLimitOffset = readLimitOffset(position, termOffset);
+        final int limitOffset = callerLimitOffset(soundLimitOffset, position, termOffset, limitPosition);
+        final UnsafeBuffer termBuffer =
+            termBuffers[LogBufferDescriptor.indexByPosition(initialPosition, positionBitsToShift)];
+        int offset = initialOffset;
+        int fragmentsRead = 0;
+
+        try
+        {
+            while (fragmentsRead < fragmentLimit && offset < limitOffset)
+            {
+                final int frameLength = termBuffer.getIntVolatile(offset);
+                if (!isFrameSound(position, offset, frameLength, soundLimitOffset))
+                {
+                    break;
+                }
+
+                final int frameOffset = offset;
+                final int alignedLength = FrameWriter.align(frameLength);
+                offset += alignedLength;
+
+                if (isPaddingFrame(termBuffer, frameOffset))
+                {
+                    continue;
+                }
+
+                ++fragmentsRead;
+                header.buffer(termBuffer);
+                header.offset(frameOffset);
+                final ControlledFragmentHandler.Action action = fragmentHandler.onFragment(
+                    termBuffer, frameOffset + HEADER_LENGTH, frameLength - HEADER_LENGTH, header);
+
+                if (ControlledFragmentHandler.Action.ABORT == action)
+                {
+                    --fragmentsRead;
+                    offset -= alignedLength;
+                    break;
+                }
+                if (ControlledFragmentHandler.Action.BREAK == action)
+                {
+                    break;
+                }
+                if (ControlledFragmentHandler.Action.COMMIT == action)
+                {
+                    initialPosition += (offset - initialOffset);
+                    initialOffset = offset;
+                    subscriberPosition.setRelease(initialPosition);
+                }
+            }
+        }
+        catch (final Exception ex)
+        {
+            // As Aeron's Image: a handler that throws ends this poll; its fragment counts as consumed (redelivering
+            // it would most likely throw again and wedge the stream) and the exception goes to the error handler.
+            errorHandler.onError(ex);
+        }
+        finally
+        {
+            final long resultingPosition = initialPosition + (offset - initialOffset);
+            if (resultingPosition > initialPosition && !isClosed)
+            {
+                subscriberPosition.setRelease(resultingPosition);
+            }
+        }
+
+        return fragmentsRead;
+    }
+
+    public long controlledPeek(
+        final long initialPosition, final ControlledFragmentHandler fragmentHandler, final long limitPosition)
+    {
+        if (isClosed)
+        {
+            return initialPosition;
+        }
+
+        validatePosition(initialPosition);
+        if (initialPosition >= limitPosition)
+        {
+            return initialPosition;
+        }
+
+        final int termOffset = (int)initialPosition & termLengthMask;
+        final int soundLimitOffset = readLimitOffset(initialPosition, termOffset);
+        final int limitOffset = callerLimitOffset(soundLimitOffset, initialPosition, termOffset, limitPosition);
+        final UnsafeBuffer termBuffer =
+            termBuffers[LogBufferDescriptor.indexByPosition(initialPosition, positionBitsToShift)];
+        int offset = termOffset;
+        long resultingPosition = initialPosition;
+
+        while (offset < limitOffset)
+        {
+            final int frameLength = termBuffer.getIntVolatile(offset);
+            if (!isFrameSound(initialPosition, offset, frameLength, soundLimitOffset))
+            {
+                break;
+            }
+
+            final int frameOffset = offset;
+            final int nextOffset = offset + FrameWriter.align(frameLength);
+
+            if (isPaddingFrame(termBuffer, frameOffset))
+            {
+                offset = nextOffset;
+                resultingPosition = initialPosition + (offset - termOffset);
+                continue;
+            }
+
+            header.buffer(termBuffer);
+            header.offset(frameOffset);
+            final ControlledFragmentHandler.Action action = fragmentHandler.onFragment(
+                termBuffer, frameOffset + HEADER_LENGTH, frameLength - HEADER_LENGTH, header);
+
+            if (ControlledFragmentHandler.Action.ABORT == action)
+            {
+                break;
+            }
+
+            offset = nextOffset;
+            if (0 != (header.flags() & FrameDescriptor.END_FRAG_FLAG))
+            {
+                // Only a whole message moves the result, so a peek never ends inside a fragmented message.
+                resultingPosition = initialPosition + (offset - termOffset);
+            }
+
+            if (ControlledFragmentHandler.Action.BREAK == action)
+            {
+                break;
+            }
+        }
+
+        return resultingPosition;
+    }
+
+    public int blockPoll(final BlockHandler blockHandler, final int blockLengthLimit)
+    {
+        if (isClosed)
+        {
+            return 0;
+        }
+
+        final long position = subscriberPosition.get();
+        final int termOffset = (int)position & termLengthMask;
+        final UnsafeBuffer termBuffer = termBuffers[LogBufferDescriptor.indexByPosition(position, positionBitsToShift)];
+        final int length = scanBlock(termBuffer, position, termOffset, blockLengthLimit);
+
+        if (length > 0)
+        {
+            try
+            {
+                final int termId = termBuffer.getInt(termOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET);
+                blockHandler.onBlock(termBuffer, termOffset, length, sessionId, termId);
+            }
+            finally
+            {
+                if (!isClosed)
+                {
+                    subscriberPosition.setRelease(position + length);
+                }
+            }
+        }
+
+        return length;
+    }
+
+    public int rawPoll(final RawBlockHandler rawBlockHandler, final int blockLengthLimit)
+    {
+        if (isClosed)
+        {
+            return 0;
+        }
+
+        final long position = subscriberPosition.get();
+        final int termOffset = (int)position & termLengthMask;
+        final int partitionIndex = LogBufferDescriptor.indexByPosition(position, positionBitsToShift);
+        final UnsafeBuffer termBuffer = termBuffers[partitionIndex];
+        final int length = scanBlock(termBuffer, position, termOffset, blockLengthLimit);
+
+        if (length > 0)
+        {
+            try
+            {
+                final long fileOffset = (long)termLength * partitionIndex + termOffset;
+                final int termId = termBuffer.getInt(termOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET);
+                rawBlockHandler.onBlock(fileChannel, fileOffset, termBuffer, termOffset, length, sessionId, termId);
+            }
+            finally
+            {
+                if (!isClosed)
+                {
+                    subscriberPosition.setRelease(position + length);
+                }
+            }
+        }
+
+        return length;
+    }
+
+    public boolean isEndOfStream()
+    {
+        if (isClosed)
+        {
+            return finalPosition >= finalEndOfStreamPosition;
+        }
+        return subscriberPosition.get() >= endOfStreamPosition();
+    }
+
+    public long endOfStreamPosition()
+    {
+        if (isClosed)
+        {
+            return finalEndOfStreamPosition;
+        }
+        return null == metaDataBuffer ? Long.MAX_VALUE : LogBufferDescriptor.endOfStreamPosition(metaDataBuffer);
+    }
+
+    public Subscription subscription()
+    {
+        return subscription;
+    }
+
+    public void position(final long newPosition)
+    {
+        if (isClosed)
+        {
+            return;
+        }
+
+        validatePosition(newPosition);
+        if (null != bound)
+        {
+            // The position is the credit the media sends to the publisher: never past what was received.
+            final long boundPosition = bound.acquire(subscriberPosition.get());
+            if (newPosition > boundPosition)
+            {
+                throw new IllegalArgumentException(newPosition + " position beyond what this image has received: " +
+                    (ImageBound.INVALID == boundPosition ? "the publisher wrote an invalid position" : boundPosition));
+            }
+        }
+        subscriberPosition.setRelease(newPosition);
+    }
+
+    public int mtuLength()
+    {
+        return null == metaDataBuffer ? mtuLength : LogBufferDescriptor.mtuLength(metaDataBuffer);
+    }
+
+    public int activeTransportCount()
+    {
+        return isClosed || null == bound ? 0 : 1;
+    }
+
+    /**
+     * Aeron's validation of a new position: from the current position to the end of its term, frame aligned.
+     */
+    private void validatePosition(final long position)
+    {
+        final long currentPosition = subscriberPosition.get();
+        final long limitPosition = (currentPosition - (currentPosition & termLengthMask)) + termLength;
+        if (position < currentPosition || position > limitPosition)
+        {
+            throw new IllegalArgumentException(
+                position + " position out of range: " + currentPosition + "-" + limitPosition);
+        }
+        if (0 != (position & (FrameDescriptor.FRAME_ALIGNMENT - 1)))
+        {
+            throw new IllegalArgumentException(position + " position not aligned to FRAME_ALIGNMENT");
+        }
+    }
+
+    /**
+     * Scans whole frames from {@code termOffset} up to {@code blockLengthLimit} bytes, Aeron's
+     * {@code TermBlockScanner} rule for padding, each frame checked as {@link #poll} checks it.
+     *
+     * @return the length of the block, 0 when there is none.
+     */
+    private int scanBlock(
+        final UnsafeBuffer termBuffer, final long position, final int termOffset, final int blockLengthLimit)
+    {
+        final int soundLimitOffset = readLimitOffset(position, termOffset);
+        final int limitOffset = (int)Math.min(soundLimitOffset, (long)termOffset + Math.max(0, blockLengthLimit));
+        int offset = termOffset;
+        while (offset < limitOffset)
+        {
+            final int frameLength = termBuffer.getIntVolatile(offset);
+            if (!isFrameSound(position, offset, frameLength, soundLimitOffset))
+            {
+                break;
+            }
+            final int alignedLength = FrameWriter.align(frameLength);
+            if (isPaddingFrame(termBuffer, offset))
+            {
+                // Padding is delivered alone, as the first frame of a block; later it ends the block before it.
+                if (termOffset == offset)
+                {
+                    offset += alignedLength;
+                }
+                break;
+            }
+            if (offset + alignedLength > limitOffset)
+            {
+                break;
+            }
+            offset += alignedLength;
+        }
+        return offset - termOffset;
+    }
+
+    /**
+     * Where frames read from {@code fromPosition} (at {@code fromOffset} in its term) must end to be sound: the term
+     * end, or the media's bound (acquired for the image's own position) when it falls within the term.
+     *
+     * @return the limit as a term offset; {@code fromOffset} when nothing may be read (or the bound was invalid and
+     * the image is now closed).
+     */
+    private int readLimitOffset(final long fromPosition, final int fromOffset)
+    {
+        if (null == bound)
+        {
+            return termLength;
+        }
+        final long consumerPosition = subscriberPosition.get();
+        final long boundPosition = bound.acquire(consumerPosition);
+        if (ImageBound.INVALID == boundPosition)
+        {
+            onCorrupt(consumerPosition, (int)consumerPosition & termLengthMask, 0,
+                "the publisher wrote an invalid position (" + bound.invalidReason() + ")");
+            return fromOffset;
+        }
+        return (int)Math.min(termLength, fromOffset + Math.max(0, boundPosition - fromPosition));
+    }
+
+    /**
+     * A caller's limit position narrows where frames may start, not where they may end: as in Aeron, a frame that
+     * starts below the limit is delivered whole.
+     */
+    private static int callerLimitOffset(
+        final int soundLimitOffset, final long fromPosition, final int fromOffset, final long limitPosition)
+    {
+        return (int)Math.min(soundLimitOffset, fromOffset + Math.max(0, Math.min(limitPosition - fromPosition,
+            Integer.MAX_VALUE)));
+    }
+
+    private static boolean isPaddingFrame(final UnsafeBuffer termBuffer, final int frameOffset)
+    {
+        return HeaderFlyweight.HDR_TYPE_PAD == termBuffer.getShort(frameOffset + HeaderFlyweight.TYPE_FIELD_OFFSET);
     }
 
     /**
@@ -331,11 +834,15 @@ public final class LogImage implements Image
 
     private void onCorrupt(final long position, final int frameOffset, final int frameLength, final String reason)
     {
-        isClosed = true;
+        // The poll stops before the corrupt frame: that is where the image ends.
+        final long framePosition = position - (position & termLengthMask) + frameOffset;
+        if (!isClosed)
+        {
+            markClosed(framePosition);
+        }
         final String message = "corrupt frame in image session=" + sessionId + " stream=" + streamId + " source=" +
-            sourceIdentity + " at term offset " + frameOffset + " (position " +
-            (position - (position & termLengthMask) + frameOffset) + "): frame length " + frameLength + ", " + reason +
-            "; image made unavailable";
+            sourceIdentity + " at term offset " + frameOffset + " (position " + framePosition + "): frame length " +
+            frameLength + ", " + reason + "; image made unavailable";
         errorHandler.onError(new IllegalStateException(message));
         if (null != bound)
         {

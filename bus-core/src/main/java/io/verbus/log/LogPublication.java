@@ -1,6 +1,10 @@
 package io.verbus.log;
 
+import io.aeron.DirectBufferVector;
+import io.aeron.ReservedValueSupplier;
+import io.aeron.logbuffer.BufferClaim;
 import io.aeron.logbuffer.LogBufferDescriptor;
+import io.aeron.status.ChannelEndpointStatus;
 import io.verbus.Publication;
 import io.verbus.media.PublicationLog;
 import org.agrona.DirectBuffer;
@@ -74,12 +78,59 @@ public abstract class LogPublication implements Publication
 
     public long offer(final DirectBuffer buffer, final int offset, final int length)
     {
+        // Checked here too, as the exclusive publication's six-argument offer checks only the lengths.
+        checkOfferArguments(buffer, offset, length, buffer, 0, 0);
         return offer(buffer, offset, length, buffer, 0, 0);
+    }
+
+    public long offer(
+        final DirectBuffer buffer, final int offset, final int length, final ReservedValueSupplier reservedValueSupplier)
+    {
+        return offer(buffer, offset, length, buffer, 0, 0, reservedValueSupplier);
+    }
+
+    public long availableWindow()
+    {
+        final long position = position();
+        return CLOSED == position ? CLOSED : publisherLimit.getVolatile() - position;
+    }
+
+    public long registrationId()
+    {
+        return publicationLog.registrationId();
+    }
+
+    public long channelStatus()
+    {
+        return isClosed ? ChannelEndpointStatus.NO_ID_ALLOCATED : ChannelEndpointStatus.ACTIVE;
+    }
+
+    public long maxPossiblePosition()
+    {
+        return maxPossiblePosition;
+    }
+
+    public int positionBitsToShift()
+    {
+        return positionBitsToShift;
+    }
+
+    /**
+     * Validates the vectors (Aeron's {@link DirectBufferVector#validateAndComputeLength}) and the total against
+     * {@link #maxMessageLength()}.
+     *
+     * @return the message length.
+     */
+    protected final int checkVectors(final DirectBufferVector[] vectors)
+    {
+        final int length = DirectBufferVector.validateAndComputeLength(vectors);
+        checkMessageLength(length, 0);
+        return length;
     }
 
     public long positionLimit()
     {
-        return publisherLimit.getVolatile();
+        return isClosed ? CLOSED : publisherLimit.getVolatile();
     }
 
     public boolean isConnected()
@@ -186,6 +237,35 @@ public abstract class LogPublication implements Publication
                 "message length " + total + " exceeds maxMessageLength " + maxMessageLength + " (term length " +
                 termLength + " / 8) on " + channel);
         }
+    }
+
+    /**
+     * Checks every argument of an offer before anything is claimed, so that a bad call leaves no hole in the log:
+     * a null buffer, a negative offset or length, or a range beyond a buffer's capacity would otherwise fail inside
+     * the copy after the space was claimed.
+     *
+     * @throws IllegalArgumentException naming the argument.
+     */
+    protected final void checkOfferArguments(
+        final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,
+        final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo)
+    {
+        OfferArguments.checkNotNull(bufferOne, "offer: buffer");
+        OfferArguments.checkNotNull(bufferTwo, "offer: bufferTwo");
+        checkMessageLength(lengthOne, lengthTwo);
+        OfferArguments.checkBuffer(bufferOne, offsetOne, lengthOne, "buffer");
+        OfferArguments.checkBuffer(bufferTwo, offsetTwo, lengthTwo, "bufferTwo");
+    }
+
+    /**
+     * Checks a claim's arguments before anything is claimed.
+     *
+     * @throws IllegalArgumentException for a null claim or a bad length.
+     */
+    protected final void checkClaimArguments(final int length, final BufferClaim bufferClaim)
+    {
+        OfferArguments.checkNotNull(bufferClaim, "tryClaim: bufferClaim");
+        checkClaimLength(length);
     }
 
     protected final void checkClaimLength(final int length)

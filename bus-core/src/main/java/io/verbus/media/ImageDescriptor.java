@@ -20,6 +20,8 @@ import java.util.Objects;
  * @param termBuffers    the three partitions, each exactly {@code termLength} bytes.
  * @param bound          the media's validated reader of the remote position.
  * @param sourceIdentity where the stream comes from, e.g. {@code "rdma:10.0.0.2:40123"}.
+ * @param mtuLength      the publisher's MTU, or 0 when the media does not say (the image then reports the MTU of
+ *                       the subscription's channel, or of the Verbus context).
  */
 public record ImageDescriptor(
     long imageId,
@@ -30,8 +32,27 @@ public record ImageDescriptor(
     long joinPosition,
     UnsafeBuffer[] termBuffers,
     ImageBound bound,
-    String sourceIdentity)
+    String sourceIdentity,
+    int mtuLength)
 {
+    /**
+     * A descriptor that does not say the publisher's MTU.
+     */
+    public ImageDescriptor(
+        final long imageId,
+        final int sessionId,
+        final int streamId,
+        final int initialTermId,
+        final int termLength,
+        final long joinPosition,
+        final UnsafeBuffer[] termBuffers,
+        final ImageBound bound,
+        final String sourceIdentity)
+    {
+        this(imageId, sessionId, streamId, initialTermId, termLength, joinPosition, termBuffers, bound, sourceIdentity,
+            0);
+    }
+
     /**
      * Checks the geometry so that a bad descriptor fails here, never as an out-of-bounds read later.
      *
@@ -60,6 +81,11 @@ public record ImageDescriptor(
         if (joinPosition < 0 || 0 != (joinPosition & (io.aeron.logbuffer.FrameDescriptor.FRAME_ALIGNMENT - 1)))
         {
             throw new IllegalArgumentException("join position " + joinPosition + " must be non-negative and aligned");
+        }
+        if (0 != mtuLength && (mtuLength < ChannelUri.MTU_MIN_LENGTH || mtuLength > ChannelUri.MTU_MAX_LENGTH))
+        {
+            throw new IllegalArgumentException("mtu length " + mtuLength + " must be 0 (unknown) or from " +
+                ChannelUri.MTU_MIN_LENGTH + " to " + ChannelUri.MTU_MAX_LENGTH);
         }
     }
 }

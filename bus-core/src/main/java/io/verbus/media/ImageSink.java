@@ -24,7 +24,8 @@ public interface ImageSink
      * tells the unavailable-image handler. Unknown ids are ignored. The subscriber's thread may still be inside a
      * poll of the image when this returns: keep the term buffers and the bound mapped for the context's linger
      * timeout ({@code Verbus.Context.lingerTimeoutNs()}) after it. An image that found a corrupt frame has already
-     * left its subscription, but its position counter stays allocated until this call.
+     * left its subscription (and told the media through its
+     * bound, {@link ImageBound#onImageCorrupt(String)}), but its position counter stays allocated until this call.
      *
      * @param imageId from {@link ImageDescriptor#imageId()}.
      */

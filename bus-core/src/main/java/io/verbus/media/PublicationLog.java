@@ -13,6 +13,12 @@ import org.agrona.concurrent.status.Position;
  * The media must keep the limit at most the slowest remote consumer's position plus half a term length: the
  * driver's conductor zeroes the local log up to {@code publisherLimit - termLength}, so that a partition is clean
  * before the publisher rotates into it again, and that is only safe if everything below it was sent and consumed.
+ * <p>
+ * The media must also keep the limit at most {@link #maxPublisherLimit()}: the publisher and every reader of the
+ * log rely on the bytes past the tail being zero (a frame whose length reads 0 is not committed yet), and the
+ * conductor runs on its own thread, at its own pace. A limit raised past what the conductor has cleaned would let
+ * the publisher write into a partition still holding the frames of three terms ago (a sender then takes a stale
+ * length for a committed frame), and let the conductor's late zeroing erase frames just written.
  */
 public final class PublicationLog
 {
@@ -23,6 +29,8 @@ public final class PublicationLog
     private final int termLength;
     private final int positionBitsToShift;
     private final Position publisherLimit;
+    private final long registrationId;
+    private volatile long cleanPosition;
     private volatile boolean connected;
 
     /**
@@ -34,6 +42,24 @@ public final class PublicationLog
     public PublicationLog(
         final LogBuffers logBuffers, final int sessionId, final int streamId, final Position publisherLimit)
     {
+        this(logBuffers, sessionId, streamId, publisherLimit, io.aeron.Aeron.NULL_VALUE);
+    }
+
+    /**
+     * @param logBuffers     the mapped and initialised log.
+     * @param sessionId      of the publication.
+     * @param streamId       of the publication.
+     * @param publisherLimit the counter {@code offer} checks; set by the media.
+     * @param registrationId the driver's id for the publication, or {@code Aeron.NULL_VALUE}.
+     */
+    public PublicationLog(
+        final LogBuffers logBuffers,
+        final int sessionId,
+        final int streamId,
+        final Position publisherLimit,
+        final long registrationId)
+    {
+        this.registrationId = registrationId;
         this.logBuffers = logBuffers;
         this.sessionId = sessionId;
         this.streamId = streamId;
@@ -47,6 +73,12 @@ public final class PublicationLog
     public LogBuffers logBuffers()
     {
         return logBuffers;
+    }
+
+    /** @return the driver's id for the publication this log belongs to, or {@code Aeron.NULL_VALUE}. */
+    public long registrationId()
+    {
+        return registrationId;
     }
 
     /** @return the publication's session id. */
@@ -93,6 +125,35 @@ public final class PublicationLog
     public Position publisherLimit()
     {
         return publisherLimit;
+    }
+
+    /**
+     * Conductor: the log has been zeroed below {@code position} (from where it last stood), so every byte of a
+     * position below {@code position + 3 * termLength} that the publisher has not written yet is zero. Volatile
+     * store after the zeroing: a media that reads it and then raises the limit hands the zeroes to the publisher.
+     *
+     * @param position the clean position, only ever raised.
+     */
+    public void cleanPosition(final long position)
+    {
+        cleanPosition = position;
+    }
+
+    /** @return the position below which the conductor has zeroed the log for reuse (volatile read). */
+    public long cleanPosition()
+    {
+        return cleanPosition;
+    }
+
+    /**
+     * @return the highest publisher limit the media may set now: the clean position plus two terms. An append
+     * starts below the limit and may end up to one message (or, with concurrent publishers, a few) past it, so this
+     * keeps a full term of zeroed log beyond the limit, and nothing the conductor is about to zero (it cleans below
+     * {@code limit - termLength}) can be written before the conductor has published that it is done.
+     */
+    public long maxPublisherLimit()
+    {
+        return cleanPosition + 2L * termLength;
     }
 
     /** @param connected true once a subscriber is admitted, false when the last one is gone. */

@@ -3,6 +3,7 @@ package io.verbus.memory;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -17,11 +18,18 @@ public final class MappedRegion implements AutoCloseable
     private final Path path;
     private final boolean hugePages;
     private final boolean fileKept;
+    private final FileChannel fileChannel;
     private boolean closed;
 
     MappedRegion(
-        final Arena arena, final MemorySegment segment, final Path path, final boolean hugePages, final boolean fileKept)
+        final Arena arena,
+        final MemorySegment segment,
+        final Path path,
+        final boolean hugePages,
+        final boolean fileKept,
+        final FileChannel fileChannel)
     {
+        this.fileChannel = fileChannel;
         this.arena = arena;
         this.segment = segment;
         this.path = path;
@@ -59,6 +67,15 @@ public final class MappedRegion implements AutoCloseable
         return fileKept;
     }
 
+    /**
+     * @return the open file behind the mapping (valid even after the file was unlinked), for reading the memory as a
+     * file, e.g. with {@code transferTo}; closed with the region.
+     */
+    public FileChannel fileChannel()
+    {
+        return fileChannel;
+    }
+
     /** @return true once closed. */
     public boolean isClosed()
     {
@@ -72,6 +89,14 @@ public final class MappedRegion implements AutoCloseable
         {
             closed = true;
             arena.close();
+            try
+            {
+                fileChannel.close();
+            }
+            catch (final IOException ignore)
+            {
+                // Closing a file we only read from cannot lose data.
+            }
             if (fileKept)
             {
                 try
@@ -81,6 +106,34 @@ public final class MappedRegion implements AutoCloseable
                 catch (final IOException ignore)
                 {
                     // The mapping is gone; a stale file in the Verbus dir costs nothing but disk until the next start.
+                }
+            }
+        }
+    }
+
+    /**
+     * Retires the mapping without unmapping it (see {@link QuarantinedMemory}): its memory is returned to the system,
+     * a kept file is deleted, and a stale reference into it reads zeros instead of faulting. The address range stays
+     * reserved for the life of the process. Idempotent; does nothing after {@link #close()}.
+     */
+    public synchronized void quarantine()
+    {
+        if (!closed)
+        {
+            closed = true;
+            // The arena is deliberately never closed: closing it would unmap the range again. A shared arena has no
+            // cleaner, so dropping it leaves the (now anonymous) mapping in place. If the kernel refused the
+            // replacement, the shared mapping itself stays: leaking its memory until exit beats a crash.
+            QuarantinedMemory.replace(segment);
+            if (fileKept)
+            {
+                try
+                {
+                    Files.deleteIfExists(path);
+                }
+                catch (final IOException ignore)
+                {
+                    // As for close: a stale file is swept at the next start.
                 }
             }
         }

@@ -84,11 +84,19 @@ public final class MemoryMapper
 
         if (useHugePages)
         {
-            final String reason = hugePagesUnavailableReason(length);
+            String reason = hugePagesUnavailableReason(length);
             if (null == reason)
             {
-                return mapFile(hugetlbfsDir.resolve(fileName), align(length, HUGE_PAGE_SIZE), HUGE_PAGE_SIZE, true,
-                    keepFile);
+                try
+                {
+                    return mapFile(hugetlbfsDir.resolve(fileName), align(length, HUGE_PAGE_SIZE), HUGE_PAGE_SIZE, true,
+                        keepFile);
+                }
+                catch (final NoSpaceException ex)
+                {
+                    // Another process took the free huge pages between the check and the pre-touch.
+                    reason = ex.getMessage();
+                }
             }
             if (warned.compareAndSet(false, true))
             {
@@ -99,14 +107,7 @@ public final class MemoryMapper
             }
         }
 
-        try
-        {
-            Files.createDirectories(fallbackDir);
-        }
-        catch (final IOException ex)
-        {
-            throw new UncheckedIOException("cannot create " + fallbackDir, ex);
-        }
+        OwnerOnlyFiles.ensureDirectory(fallbackDir, "Verbus dir");
         return mapFile(fallbackDir.resolve(fileName), align(length, PAGE_SIZE), PAGE_SIZE, false, keepFile);
     }
 
@@ -170,34 +171,105 @@ public final class MemoryMapper
         return null;
     }
 
+    /** The directory has no room for a mapping: the message names the path and says "no space left". */
+    public static final class NoSpaceException extends UncheckedIOException
+    {
+        private static final long serialVersionUID = 1L;
+
+        NoSpaceException(final String message)
+        {
+            super(message, new IOException(message));
+        }
+    }
+
+    /**
+     * @throws NoSpaceException when the file system of {@code dir} reports less usable space than {@code length}.
+     */
+    public static void checkSpace(final Path dir, final long length, final Path path)
+    {
+        final long usable;
+        try
+        {
+            usable = Files.getFileStore(dir).getUsableSpace();
+        }
+        catch (final IOException ex)
+        {
+            return; // cannot tell: the pre-touch still reports a shortage clearly
+        }
+        if (usable < length)
+        {
+            throw new NoSpaceException(noSpaceMessage(path, length, usable));
+        }
+    }
+
+    private static String noSpaceMessage(final Path path, final long length, final long usable)
+    {
+        return "cannot map " + length + " bytes at " + path + ": no space left on the device (" +
+            (usable >= 0 ? usable + " bytes usable" : "it filled up while the memory was touched") +
+            "); free some space or point Verbus.Context.dir (verbus.dir) at a larger file system";
+    }
+
+    /**
+     * Touches every page of a fresh shared mapping so that the kernel allocates it now, not on the hot path. On a
+     * file system that has run out of room the kernel answers a touch with SIGBUS, which the JVM turns into an
+     * {@link InternalError} with no path in it; that becomes a {@link NoSpaceException} naming the file.
+     */
+    public static void preTouch(final MemorySegment segment, final long touchStride, final Path path)
+    {
+        try
+        {
+            for (long offset = 0; offset < segment.byteSize(); offset += touchStride)
+            {
+                segment.set(ValueLayout.JAVA_BYTE, offset, (byte)0);
+            }
+        }
+        catch (final InternalError ex)
+        {
+            throw new NoSpaceException(noSpaceMessage(path, segment.byteSize(), -1));
+        }
+    }
+
     private static MappedRegion mapFile(
         final Path path, final long length, final long touchStride, final boolean hugePages, final boolean keepFile)
     {
+        if (!hugePages)
+        {
+            checkSpace(path.getParent(), length, path);
+        }
         final Arena arena = Arena.ofShared();
+        FileChannel channel = null;
         try
         {
-            final MemorySegment segment;
-            try (FileChannel channel = FileChannel.open(
-                path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE))
-            {
-                segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
-            }
+            // rw-------: a log holds every message of its stream. The channel stays open with the mapping:
+            // Image.rawPoll hands it to handlers that copy the log as a file.
+            channel = FileChannel.open(path,
+                java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE),
+                OwnerOnlyFiles.fileAttribute());
+            final MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
             if (!keepFile)
             {
                 Files.delete(path);
             }
 
             // Touch every page so the kernel allocates it now rather than on the first publish.
-            for (long offset = 0; offset < length; offset += touchStride)
-            {
-                segment.set(ValueLayout.JAVA_BYTE, offset, (byte)0);
-            }
+            preTouch(segment, touchStride, path);
 
-            return new MappedRegion(arena, segment, path, hugePages, keepFile);
+            return new MappedRegion(arena, segment, path, hugePages, keepFile, channel);
         }
         catch (final IOException | RuntimeException ex)
         {
             arena.close();
+            if (null != channel)
+            {
+                try
+                {
+                    channel.close();
+                }
+                catch (final IOException ignore)
+                {
+                    // The mapping failure is what to report.
+                }
+            }
             try
             {
                 Files.deleteIfExists(path);

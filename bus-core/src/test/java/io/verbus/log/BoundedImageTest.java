@@ -14,6 +14,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -40,6 +41,57 @@ class BoundedImageTest
             (UnsafeBuffer)log.countersManager.valuesBuffer(), log.countersManager.allocate("sub"), log.countersManager);
         return new LogImage(9, LogFixture.SESSION_ID, LogFixture.STREAM_ID, LogFixture.INITIAL_TERM_ID,
             log.logBuffers.termBuffers(), position, bound, "remote", errors::add, corrupted::add);
+    }
+
+    @Test
+    void shouldKeepTheAeronApiReadsBelowTheBoundToo()
+    {
+        try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))
+        {
+            final ExclusiveLogPublication publication = log.exclusive();
+            final UnsafeBuffer message = new UnsafeBuffer(new byte[32]);
+            final List<Long> positions = new ArrayList<>();
+            for (int i = 0; i < 10; i++)
+            {
+                message.putInt(0, i);
+                positions.add(publication.offer(message, 0, 32));
+            }
+            final long framed = positions.get(0);
+
+            final LogImage image = boundedImage(log);
+            boundBuffer.putLongRelease(BOUND_OFFSET, positions.get(2));
+            final List<Integer> seen = new ArrayList<>();
+            assertEquals(positions.get(2), image.controlledPeek(0, (b, o, l, h) ->
+            {
+                seen.add(b.getInt(o));
+                return ControlledFragmentHandler.Action.CONTINUE;
+            }, Long.MAX_VALUE), "a peek stops at the bound");
+            assertEquals(List.of(0, 1, 2), seen);
+            assertEquals(3, image.boundedPoll((b, o, l, h) -> seen.add(b.getInt(o)), Long.MAX_VALUE, 100));
+            assertEquals(0, image.boundedControlledPoll(
+                (b, o, l, h) -> ControlledFragmentHandler.Action.CONTINUE, Long.MAX_VALUE, 100));
+            assertEquals(0, image.blockPoll((b, o, l, s, termId) -> seen.add(-1), 1 << 16), "no block past the bound");
+            assertEquals(0, image.rawPoll((c, fo, b, o, l, s, termId) -> seen.add(-1), 1 << 16));
+
+            boundBuffer.putLongRelease(BOUND_OFFSET, positions.get(5));
+            assertEquals(3 * framed, image.blockPoll((b, o, l, s, termId) ->
+            {
+                assertEquals(LogFixture.SESSION_ID, s);
+                assertEquals(LogFixture.INITIAL_TERM_ID, termId);
+            }, 1 << 16), "a block ends at the bound");
+            assertEquals(positions.get(5), image.position());
+
+            final IllegalArgumentException beyond =
+                assertThrows(IllegalArgumentException.class, () -> image.position(positions.get(7)));
+            assertTrue(beyond.getMessage().contains("beyond what this image has received"), beyond.getMessage());
+            boundBuffer.putLongRelease(BOUND_OFFSET, positions.get(9));
+            image.position(positions.get(7));
+            assertEquals(positions.get(7), image.position());
+            assertEquals(1, image.activeTransportCount(), "a bounded image has one connection");
+            assertEquals(Long.MAX_VALUE, image.endOfStreamPosition(), "a remote log has no end of stream");
+            assertFalse(image.isEndOfStream());
+            assertTrue(errors.isEmpty(), errors.toString());
+        }
     }
 
     @Test
@@ -179,6 +231,32 @@ class BoundedImageTest
             assertEquals(0, image.poll((b, o, l, h) -> {}, 10));
             assertFalse(image.isClosed());
             assertTrue(errors.isEmpty());
+        }
+    }
+
+    @Test
+    void shouldHandAHandlerExceptionToTheErrorHandlerAndCountTheFragmentAsConsumed()
+    {
+        try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))
+        {
+            final ExclusiveLogPublication publication = log.exclusive();
+            final UnsafeBuffer message = new UnsafeBuffer(new byte[32]);
+            final long first = publication.offer(message, 0, 32);
+            final long second = publication.offer(message, 0, 32);
+
+            final LogImage image = boundedImage(log);
+            boundBuffer.putLongRelease(BOUND_OFFSET, second);
+            final int[] calls = {0};
+            assertEquals(1, image.poll((b, o, l, h) ->
+            {
+                calls[0]++;
+                throw new IllegalStateException("application bug");
+            }, 10), "the poll ends at the fragment whose handler threw, and returns normally");
+            assertEquals(first, image.position(), "the fragment that threw counts as consumed");
+            assertEquals(1, errors.size());
+            assertEquals("application bug", errors.get(0).getMessage());
+            assertEquals(1, image.poll((b, o, l, h) -> calls[0]++, 10), "the next poll carries on");
+            assertEquals(2, calls[0]);
         }
     }
 }

@@ -81,17 +81,40 @@ class DirectSendHandOffTest
     @Test
     void shouldLeaveTheSenderToAnActiveWriter()
     {
-        assertEquals(1, handOff.writerSendNow());
+        assertEquals(1, handOff.writerSendNow(), "a send, nothing else");
         assertEquals(0, handOff.doWork());
         nowNs.addAndGet(DirectSendHandOff.WRITER_IDLE_BEFORE_AGENT_NS / 2);
-        assertEquals(1, handOff.writerSendNow());
+        assertEquals(2, handOff.writerSendNow(), "the send, then the duty cycle the agent asked for");
         assertEquals(0, handOff.doWork());
         nowNs.addAndGet(DirectSendHandOff.WRITER_IDLE_BEFORE_AGENT_NS / 2);
         assertEquals(0, handOff.doWork(), "the writer sent within the idle threshold");
 
-        assertEquals(0, sender.doWorkCalls.get());
+        assertEquals(1, sender.doWorkCalls.get(), "run by the writer, on the agent's request");
         assertEquals(2, sender.sendNowCalls.get());
         assertEquals(0, handOff.agentCycles());
+    }
+
+    @Test
+    void shouldHaveAWriterThatNeverPausesRunTheFullDutyCycleOnTheAgentsCadenceOnly()
+    {
+        final long sendIntervalNs = TimeUnit.MICROSECONDS.toNanos(10);
+        final long agentIntervalNs = TimeUnit.MICROSECONDS.toNanos(50);
+        final long runNs = TimeUnit.MILLISECONDS.toNanos(10);
+        for (long t = 0; t < runNs; t += sendIntervalNs)
+        {
+            handOff.writerSendNow();
+            if (t % agentIntervalNs == 0)
+            {
+                assertEquals(0, handOff.doWork(), "the agent never drives the sender of an active writer");
+            }
+            nowNs.addAndGet(sendIntervalNs);
+        }
+
+        assertEquals(runNs / sendIntervalNs, sender.sendNowCalls.get(), "every send only posts");
+        assertEquals(runNs / DirectSendHandOff.WRITER_DUTY_INTERVAL_NS, sender.doWorkCalls.get(),
+            "one full duty cycle per cadence interval, run by the writer");
+        assertEquals(0, handOff.agentCycles());
+        assertNull(sender.overlap.get());
     }
 
     @Test

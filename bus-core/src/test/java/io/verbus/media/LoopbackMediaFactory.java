@@ -94,7 +94,8 @@ public final class LoopbackMediaFactory implements MediaFactory
                 return 0;
             }
             final PublicationLog log = connection.log;
-            log.publisherLimit().setRelease(subscriberPosition.getVolatile() + log.termLength() / 2);
+            log.publisherLimit().setRelease(
+                Math.min(subscriberPosition.getVolatile() + log.termLength() / 2, log.maxPublisherLimit()));
             log.connected(true);
             return sendNow();
         }

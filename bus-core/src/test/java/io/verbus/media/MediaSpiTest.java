@@ -1,10 +1,12 @@
 package io.verbus.media;
 
+import io.aeron.logbuffer.BufferClaim;
 import io.verbus.ExclusivePublication;
 import io.verbus.Image;
 import io.verbus.Publication;
 import io.verbus.Subscription;
 import io.verbus.TestSupport;
+import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
 import io.verbus.counters.CounterTypes;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -110,6 +112,48 @@ class MediaSpiTest
     }
 
     @Test
+    void shouldSendAClaimInDirectModeFromItsCommitOrAbortAndSignalOnlyThePublicationThatClaimedIt()
+    {
+        // Invoker mode: no agent thread, so the writer always holds the sender and the check below is exact.
+        try (Verbus verbus = Verbus.launch(TestSupport.context(tempDir).threadingMode(ThreadingMode.INVOKER)))
+        {
+            final Subscription subscriptionA = verbus.addSubscription("loop:name=spi3", 33);
+            final Subscription subscriptionB = verbus.addSubscription("loop:name=spi4", 34);
+            final ExclusivePublication a = verbus.addExclusivePublication("loop:name=spi3|direct=true", 33);
+            final ExclusivePublication b = verbus.addExclusivePublication("loop:name=spi4|direct=true", 34);
+            TestSupport.await("connected", () -> a.isConnected() && b.isConnected(), verbus::invoke);
+            final LoopbackMediaFactory.Connection toA = LoopbackMediaFactory.CONNECTIONS.get("spi3/33");
+            final LoopbackMediaFactory.Connection toB = LoopbackMediaFactory.CONNECTIONS.get("spi4/34");
+            final BufferClaim claim = new BufferClaim();
+
+            for (int i = 0; i < 3; i++)
+            {
+                final ExclusivePublication publication = 0 == i % 2 ? a : b;
+                final LoopbackMediaFactory.Connection connection = 0 == i % 2 ? toA : toB;
+                final long sentBefore = connection.bound.getLongVolatile(0);
+                assertTrue(publication.tryClaim(24, claim) > 0);
+                claim.buffer().putLong(claim.offset(), i);
+                assertEquals(sentBefore, connection.bound.getLongVolatile(0), "nothing to send before the commit");
+                claim.commit();
+                assertEquals(publication.position(), connection.bound.getLongVolatile(0),
+                    "the commit itself sent the claim (claim " + i + ")");
+            }
+
+            assertTrue(a.tryClaim(40, claim) > 0);
+            claim.abort();
+            assertEquals(a.position(), toA.bound.getLongVolatile(0), "the abort sent the padding that replaces it");
+
+            final long[] received = new long[2];
+            TestSupport.await("received", () -> received[0] == 2 && received[1] == 1, () ->
+            {
+                verbus.invoke();
+                received[0] += subscriptionA.poll((buffer, offset, length, header) -> {}, 10);
+                received[1] += subscriptionB.poll((buffer, offset, length, header) -> {}, 10);
+            });
+        }
+    }
+
+    @Test
     void shouldRejectKeysTheMediaDoesNotSupportNamingThem()
     {
         try (Verbus verbus = Verbus.launch(TestSupport.context(tempDir)))
@@ -117,7 +161,7 @@ class MediaSpiTest
             final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class,
                 () -> verbus.addPublication("loop:name=x|colour=red", 1));
             assertTrue(ex.getMessage().contains("unknown key 'colour'"), ex.getMessage());
-            assertTrue(ex.getMessage().contains("[direct, mtu, name, term-length, window]"), ex.getMessage());
+            assertTrue(ex.getMessage().contains("[direct, mtu, name, session-id, term-length, window]"), ex.getMessage());
         }
     }
 

@@ -112,6 +112,7 @@ public final class GatewayRun
             "(warm-up %s)%n", config.instruments(), config.depth(), config.ratePerSecond(), config.maxBurst(),
             GatewayConfig.formatSeconds(config.durationNs()), GatewayConfig.formatSeconds(config.warmupNs()));
         out.printf(Locale.ROOT, "  threads: %s; Verbus dir %s%n", describeThreads(config), config.verbusDir());
+        out.printf(Locale.ROOT, "  live counters, from another shell: ./verbus stat --dir %s%n", config.verbusDir());
 
         final boolean measuring = config.runs(Part.STRATEGY);
         final Recorder recorder = new Recorder(HIGHEST_TRACKABLE_NS, SIGNIFICANT_DIGITS);

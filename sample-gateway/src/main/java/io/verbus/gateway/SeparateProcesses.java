@@ -75,13 +75,15 @@ public final class SeparateProcesses
             // Two embedded drivers never share a dir: the child gets its own next to the given one.
             childArgs = append(childArgs, "--dir", config.verbusDir() + "-feed-orders");
         }
-        GatewayConfig.parse(childArgs); // fail here, not in the child, if the flags do not make sense
+        final GatewayConfig childConfig = GatewayConfig.parse(childArgs); // fail here, not in the child
 
         Files.createDirectories(config.outputDir());
         final Path childLog = config.outputDir().resolve(CHILD_LOG_FILE);
         final Process child = start(childArgs, childLog);
         out.printf(Locale.ROOT, "Started the feed handler and order gateway in process %d (log %s)%n",
             child.pid(), childLog.toAbsolutePath());
+        out.printf(Locale.ROOT, "  its live counters, from another shell: ./verbus stat --dir %s%n",
+            childConfig.verbusDir());
 
         GatewayRun.Result result;
         boolean childEndedEarly = false;

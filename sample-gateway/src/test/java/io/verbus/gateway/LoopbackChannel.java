@@ -1,16 +1,23 @@
 package io.verbus.gateway;
 
+import io.aeron.DirectBufferVector;
+import io.aeron.ReservedValueSupplier;
+import io.aeron.logbuffer.BlockHandler;
 import io.aeron.logbuffer.BufferClaim;
 import io.aeron.logbuffer.ControlledFragmentHandler;
 import io.aeron.logbuffer.FragmentHandler;
+import io.aeron.logbuffer.RawBlockHandler;
+import io.aeron.status.ChannelEndpointStatus;
 import io.verbus.ExclusivePublication;
 import io.verbus.Image;
 import io.verbus.Subscription;
 import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * Test double: a bounded in-memory stream that is both the publication and the subscription, so a part can be driven
@@ -215,5 +222,95 @@ final class LoopbackChannel implements ExclusivePublication, Subscription
 
     public void close()
     {
+    }
+
+    // The rest of the Aeron-shaped API is not used by the gateway's parts.
+
+    public long offer(
+        final DirectBuffer buffer, final int offset, final int length, final ReservedValueSupplier supplier)
+    {
+        throw new UnsupportedOperationException("not used by the gateway");
+    }
+
+    public long offer(
+        final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,
+        final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo,
+        final ReservedValueSupplier supplier)
+    {
+        throw new UnsupportedOperationException("not used by the gateway");
+    }
+
+    public long offer(final DirectBufferVector[] vectors, final ReservedValueSupplier supplier)
+    {
+        throw new UnsupportedOperationException("not used by the gateway");
+    }
+
+    public long availableWindow()
+    {
+        return Long.MAX_VALUE - position();
+    }
+
+    public long registrationId()
+    {
+        return 1;
+    }
+
+    public long channelStatus()
+    {
+        return ChannelEndpointStatus.ACTIVE;
+    }
+
+    public long maxPossiblePosition()
+    {
+        return Long.MAX_VALUE;
+    }
+
+    public int positionBitsToShift()
+    {
+        return 16;
+    }
+
+    public int termId()
+    {
+        return 0;
+    }
+
+    public int termOffset()
+    {
+        return 0;
+    }
+
+    public long appendPadding(final int length)
+    {
+        throw new UnsupportedOperationException("not used by the gateway");
+    }
+
+    public long offerBlock(final MutableDirectBuffer buffer, final int offset, final int length)
+    {
+        throw new UnsupportedOperationException("not used by the gateway");
+    }
+
+    public long blockPoll(final BlockHandler blockHandler, final int blockLengthLimit)
+    {
+        throw new UnsupportedOperationException("not used by the gateway");
+    }
+
+    public long rawPoll(final RawBlockHandler rawBlockHandler, final int blockLengthLimit)
+    {
+        throw new UnsupportedOperationException("not used by the gateway");
+    }
+
+    public Image imageAtIndex(final int index)
+    {
+        throw new IndexOutOfBoundsException(index);
+    }
+
+    public void forEachImage(final Consumer<Image> consumer)
+    {
+    }
+
+    public boolean hasNoImages()
+    {
+        return true;
     }
 }

@@ -110,6 +110,35 @@ class VerbusStatTest
     }
 
     @Test
+    void shouldFindTheRunningVerbusNextToTheDefaultDirWithoutADirFlag()
+    {
+        // As ./verbus demo does: no Verbus in the default dir, two in dirs named after it.
+        final Path defaultDir = tempDir.resolve("verbus-me");
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final PrintStream outStream = new PrintStream(out, true, StandardCharsets.UTF_8);
+        final PrintStream errStream = new PrintStream(err, true, StandardCharsets.UTF_8);
+
+        assertEquals(1, VerbusStat.run(new String[]{"--once"}, outStream, errStream, defaultDir));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("no running Verbus in " + defaultDir +
+            " nor in a dir next to it named verbus-me-*"), err.toString(StandardCharsets.UTF_8));
+
+        try (Verbus strategy = Verbus.launch(TestSupport.context(tempDir).dir(defaultDir + "-gateway-strategy"));
+            Verbus feed = Verbus.launch(TestSupport.context(tempDir).dir(defaultDir + "-gateway-feed-orders")))
+        {
+            strategy.addPublication("ipc", 501);
+            feed.addPublication("ipc", 502);
+            assertEquals(0, VerbusStat.run(new String[]{"--once"}, outStream, errStream, defaultDir));
+            final String output = out.toString(StandardCharsets.UTF_8);
+            assertTrue(output.contains("showing the 2 Verbus instances running next to it"), output);
+            assertTrue(output.contains("./verbus stat --dir " + defaultDir + "-gateway-strategy"), output);
+            assertTrue(output.contains("dir=" + defaultDir + "-gateway-feed-orders"), output);
+            assertTrue(output.contains("pub-pos: ipc stream=501"), output);
+            assertTrue(output.contains("pub-pos: ipc stream=502"), output);
+        }
+    }
+
+    @Test
     void shouldRejectBadArgumentsAndAMissingDirClearly()
     {
         final ByteArrayOutputStream out = new ByteArrayOutputStream();

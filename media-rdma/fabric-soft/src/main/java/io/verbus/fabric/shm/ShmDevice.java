@@ -9,6 +9,7 @@ import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.PortAttributes;
 import io.verbus.fabric.PortState;
 import io.verbus.fabric.QueuePairConfig;
+import io.verbus.fabric.soft.OwnerOnlyFiles;
 import io.verbus.fabric.soft.SoftDevice;
 import io.verbus.fabric.soft.SoftMemoryRegion;
 import io.verbus.fabric.soft.SoftProtectionDomain;
@@ -64,6 +65,7 @@ public final class ShmDevice extends SoftDevice
     private final Map<String, ShmPeer> peers = new HashMap<>();
     private final List<Allocation> allocations = new CopyOnWriteArrayList<>();
     private final long livenessTimeoutNs;
+    private final ShmConfinement confinement;
 
     private ShmDevice(final String name, final byte[] gid, final FabricContext context)
     {
@@ -73,15 +75,29 @@ public final class ShmDevice extends SoftDevice
         this.directory = context.shmDirectory().resolve("dev-" + HexFormat.of().formatHex(gid));
         try
         {
-            Files.createDirectories(directory);
+            // rwx------ for the fabric directory and the device's: ring files hold every message.
+            OwnerOnlyFiles.ensureDirectory(context.shmDirectory(), "shm fabric directory");
+            OwnerOnlyFiles.ensureDirectory(directory, "shm device directory");
             ShmStaleDevices.sweep(context.shmDirectory(), livenessTimeoutNs);
+            confinement = new ShmConfinement(context.shmDirectory());
         }
-        catch (final IOException ex)
+        catch (final java.io.UncheckedIOException | IllegalStateException ex)
         {
-            throw new FabricException("cannot create shm device directory " + directory + ": " + ex, ex);
+            throw new FabricException("cannot create shm device directory " + directory + ": " + ex.getMessage(), ex);
         }
-        regions = ShmFiles.createAndMap(directory.resolve(REGIONS_FILE), REGIONS_LENGTH, arena);
-        control = ShmFiles.createAndMap(directory.resolve(CONTROL_FILE), CONTROL_LENGTH, arena);
+        try
+        {
+            // The region table stays sparse (entries are written as regions are registered); the control file is
+            // touched now, so a full file system fails here with a clear error.
+            regions = ShmFiles.createAndMap(directory.resolve(REGIONS_FILE), REGIONS_LENGTH, arena, false);
+            control = ShmFiles.createAndMap(directory.resolve(CONTROL_FILE), CONTROL_LENGTH, arena, true);
+        }
+        catch (final RuntimeException ex)
+        {
+            arena.close();
+            ShmFiles.deleteRecursively(directory);
+            throw ex;
+        }
         control.set(ValueLayout.JAVA_LONG, CONTROL_PID_OFFSET, ProcessHandle.current().pid());
         control.set(ValueLayout.JAVA_INT, CONTROL_VERSION_OFFSET, VERSION);
         LONG.setRelease(control, (long)CONTROL_HEARTBEAT_NS_OFFSET, System.nanoTime());
@@ -157,10 +173,11 @@ public final class ShmDevice extends SoftDevice
         Path path = null;
         if (null != hugetlbfs)
         {
-            path = hugetlbfs.resolve("verbus-" + HexFormat.of().formatHex(gid) + "-" + fileName);
+            path = hugetlbfs.resolve(ShmConfinement.hugetlbfsFilePrefix(HexFormat.of().formatHex(gid)) + fileName);
             try
             {
-                segment = ShmFiles.createAndMap(path, ShmFiles.roundUp(length, ShmFiles.hugePageBytes()), arena);
+                segment = ShmFiles.createAndMap(
+                    path, ShmFiles.roundUp(length, ShmFiles.hugePageBytes()), arena, true);
             }
             catch (final FabricException ex)
             {
@@ -171,11 +188,15 @@ public final class ShmDevice extends SoftDevice
         if (null == segment)
         {
             path = directory.resolve(fileName);
-            segment = ShmFiles.createAndMap(path, ShmFiles.roundUp(length, 4096), arena);
-        }
-        for (long offset = 0; offset < segment.byteSize(); offset += 4096)
-        {
-            segment.set(ValueLayout.JAVA_BYTE, offset, (byte)0);
+            try
+            {
+                segment = ShmFiles.createAndMap(path, ShmFiles.roundUp(length, 4096), arena, true);
+            }
+            catch (final FabricException ex)
+            {
+                deleteQuietly(path);
+                throw ex;
+            }
         }
         allocations.add(new Allocation(segment.address(), segment.byteSize(), path));
         return segment.asSlice(0, length);
@@ -196,8 +217,18 @@ public final class ShmDevice extends SoftDevice
         {
             throw new IllegalArgumentException("the shm provider can only give remote access (" +
                 AccessFlags.toString(accessFlags) + ") to a shared file mapping that peer processes can map: " +
-                "allocate it with Device.allocateMemory or map a file in /dev/shm or hugetlbfs; the segment at 0x" +
-                Long.toHexString(segment.address()) + " is not one");
+                "allocate it with Device.allocateMemory or map a file in the shm fabric directory or hugetlbfs; the " +
+                "segment at 0x" + Long.toHexString(segment.address()) + " is not one");
+        }
+        try
+        {
+            // Peers refuse a region file anywhere else; refuse it here first, with the reason.
+            confinement.confineRegionFile(backing.path().toString(), HexFormat.of().formatHex(gid));
+        }
+        catch (final FabricException ex)
+        {
+            throw new IllegalArgumentException("the shm provider gives remote access only to files in the shm " +
+                "fabric directory or on hugetlbfs: " + ex.getMessage(), ex);
         }
         final byte[] path = backing.path().toString().getBytes(StandardCharsets.UTF_8);
         if (path.length > ENTRY_MAX_PATH_BYTES)
@@ -209,15 +240,26 @@ public final class ShmDevice extends SoftDevice
         final SoftRegionTable table = regionTable();
         final int key = table.reserveKey();
         final long base = (long)(key & 0xFFFF) * ENTRY_LENGTH;
-        INT.setRelease(regions, base + ENTRY_STATE_OFFSET, ENTRY_FREE);
-        regions.set(ValueLayout.JAVA_INT, base + ENTRY_KEY_OFFSET, key);
-        regions.set(ValueLayout.JAVA_INT, base + ENTRY_PD_OFFSET, pd.id());
-        regions.set(ValueLayout.JAVA_INT, base + ENTRY_ACCESS_OFFSET, accessFlags);
-        regions.set(ValueLayout.JAVA_LONG, base + ENTRY_ADDRESS_OFFSET, segment.address());
-        regions.set(ValueLayout.JAVA_LONG, base + ENTRY_LENGTH_OFFSET, segment.byteSize());
-        regions.set(ValueLayout.JAVA_LONG, base + ENTRY_FILE_OFFSET_OFFSET, backing.fileOffset());
-        regions.set(ValueLayout.JAVA_INT, base + ENTRY_PATH_LENGTH_OFFSET, path.length);
-        MemorySegment.copy(path, 0, regions, ValueLayout.JAVA_BYTE, base + ENTRY_PATH_OFFSET, path.length);
+        try
+        {
+            // The table file is sparse: the first entry written in a page allocates it, and on a full file system
+            // that write faults (SIGBUS, an InternalError here). That must be one failed registration, not a dead
+            // control thread.
+            INT.setRelease(regions, base + ENTRY_STATE_OFFSET, ENTRY_FREE);
+            regions.set(ValueLayout.JAVA_INT, base + ENTRY_KEY_OFFSET, key);
+            regions.set(ValueLayout.JAVA_INT, base + ENTRY_PD_OFFSET, pd.id());
+            regions.set(ValueLayout.JAVA_INT, base + ENTRY_ACCESS_OFFSET, accessFlags);
+            regions.set(ValueLayout.JAVA_LONG, base + ENTRY_ADDRESS_OFFSET, segment.address());
+            regions.set(ValueLayout.JAVA_LONG, base + ENTRY_LENGTH_OFFSET, segment.byteSize());
+            regions.set(ValueLayout.JAVA_LONG, base + ENTRY_FILE_OFFSET_OFFSET, backing.fileOffset());
+            regions.set(ValueLayout.JAVA_INT, base + ENTRY_PATH_LENGTH_OFFSET, path.length);
+            MemorySegment.copy(path, 0, regions, ValueLayout.JAVA_BYTE, base + ENTRY_PATH_OFFSET, path.length);
+        }
+        catch (final InternalError ex)
+        {
+            table.unreserve(key);
+            throw ShmFiles.noSpace(directory.resolve(REGIONS_FILE), ENTRY_LENGTH, -1);
+        }
         final SoftMemoryRegion region = new SoftMemoryRegion(table, segment, key, accessFlags, pd.id())
         {
             @Override
@@ -264,7 +306,8 @@ public final class ShmDevice extends SoftDevice
         ShmPeer peer = peers.get(hex);
         if (null == peer)
         {
-            peer = ShmPeer.open(context.shmDirectory().resolve("dev-" + hex), livenessTimeoutNs);
+            peer = ShmPeer.open(confinement, hex, livenessTimeoutNs,
+                (reason) -> context.errorHandler().onError(new FabricException(reason)));
             peers.put(hex, peer);
         }
         peer.retain();

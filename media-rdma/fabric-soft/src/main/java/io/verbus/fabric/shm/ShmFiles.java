@@ -1,5 +1,6 @@
 package io.verbus.fabric.shm;
 
+import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.FabricException;
 
 import java.io.IOException;
@@ -30,12 +31,22 @@ final class ShmFiles
 
     /**
      * Create (or open) a file of at least {@code length} bytes and map all of it shared.
+     *
+     * @param preTouch true to touch every page now (see {@link #preTouch}); false for a file used sparsely.
+     * @throws FabricException naming the path, saying "no space left" when the file system is full.
      */
-    static MemorySegment createAndMap(final Path path, final long length, final Arena arena)
+    static MemorySegment createAndMap(final Path path, final long length, final Arena arena, final boolean preTouch)
     {
-        try (FileChannel channel = FileChannel.open(
-            path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE))
+        final MemorySegment segment;
+        // rw-------: the peers that map it run as the same user, and a ring file holds every message.
+        try (FileChannel channel = FileChannel.open(path,
+            java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE),
+            io.verbus.fabric.soft.OwnerOnlyFiles.fileAttribute()))
         {
+            if (preTouch)
+            {
+                checkSpace(path, length - channel.size());
+            }
             if (channel.size() < length)
             {
                 channel.truncate(length);
@@ -45,12 +56,74 @@ final class ShmFiles
                     channel.write(java.nio.ByteBuffer.wrap(new byte[1]), length - 1);
                 }
             }
-            return channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
+            segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
         }
         catch (final IOException ex)
         {
+            if (String.valueOf(ex.getMessage()).contains("No space left"))
+            {
+                final FabricException noSpace = noSpace(path, length, -1);
+                noSpace.initCause(ex);
+                throw noSpace;
+            }
             throw new FabricException("cannot create and map " + path + " (" + length + " bytes): " + ex, ex);
         }
+        if (preTouch)
+        {
+            preTouch(segment, path);
+        }
+        return segment;
+    }
+
+    /**
+     * Touch every page of a fresh shared mapping so the kernel allocates it now. On a full file system the kernel
+     * answers a touch with SIGBUS, which the JVM raises as an {@link InternalError} naming nothing; that becomes a
+     * {@link FabricException} naming the file, which control threads survive and retry.
+     */
+    static void preTouch(final MemorySegment segment, final Path path)
+    {
+        try
+        {
+            for (long offset = 0; offset < segment.byteSize(); offset += 4096)
+            {
+                segment.set(java.lang.foreign.ValueLayout.JAVA_BYTE, offset, (byte)0);
+            }
+        }
+        catch (final InternalError ex)
+        {
+            throw noSpace(path, segment.byteSize(), -1);
+        }
+    }
+
+    /**
+     * @throws FabricException when the file system of {@code path} has less usable space than {@code length}.
+     */
+    static void checkSpace(final Path path, final long length)
+    {
+        if (length <= 0)
+        {
+            return;
+        }
+        try
+        {
+            final long usable = Files.getFileStore(path.getParent()).getUsableSpace();
+            if (usable < length)
+            {
+                throw noSpace(path, length, usable);
+            }
+        }
+        catch (final IOException ignore)
+        {
+            // cannot tell: the pre-touch reports a shortage clearly
+        }
+    }
+
+    static FabricException noSpace(final Path path, final long length, final long usable)
+    {
+        return new FabricException("cannot map " + length + " bytes at " + path + ": no space left on the device (" +
+            (usable >= 0 ? usable + " bytes usable" : "the file system is full") +
+            "); free some space in the shm fabric directory or point " + FabricContext.SHM_DIR_PROP_NAME +
+            " elsewhere");
     }
 
     /**

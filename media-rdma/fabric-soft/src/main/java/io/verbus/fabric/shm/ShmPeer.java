@@ -24,39 +24,70 @@ final class ShmPeer implements AutoCloseable
     {
     }
 
+    /** A region whose file was refused: later uses of its key are refused at once, without another attempt. */
+    private static final MemorySegment REFUSED = MemorySegment.NULL;
+
     private final Path directory;
+    private final ShmConfinement confinement;
+    private final String gidHex;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment control;
     private final MemorySegment regions;
     private final Mapping[] mappings = new Mapping[SoftRegionTable.MAX_REGIONS];
     private final long livenessTimeoutNs;
+    private final java.util.function.Consumer<String> refusals;
     private int references;
+    private long processCheckedNs;
+    private boolean processAlive;
 
-    private ShmPeer(final Path directory, final long livenessTimeoutNs)
+    private ShmPeer(
+        final ShmConfinement confinement,
+        final String gidHex,
+        final long livenessTimeoutNs,
+        final java.util.function.Consumer<String> refusals)
     {
-        this.directory = directory;
+        this.confinement = confinement;
+        this.gidHex = gidHex;
+        this.directory = confinement.directory().resolve("dev-" + gidHex);
         this.livenessTimeoutNs = livenessTimeoutNs;
-        final Path controlFile = directory.resolve(CONTROL_FILE);
-        if (!Files.exists(controlFile))
+        this.refusals = refusals;
+        try
+        {
+            final Path controlFile = directory.resolve(CONTROL_FILE);
+            if (!Files.exists(controlFile, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+            {
+                throw new IllegalArgumentException("no shm device at " + directory + ": the peer's GID names no " +
+                    "device in this shm directory (are both sides using the same " +
+                    io.verbus.fabric.FabricContext.SHM_DIR_PROP_NAME + "?)");
+            }
+            confinement.checkDeviceDirectory(directory);
+            control = confinement.mapPeerFile(controlFile, arena, CONTROL_LENGTH);
+            if (control.get(ValueLayout.JAVA_INT, CONTROL_MAGIC_OFFSET) != MAGIC ||
+                control.get(ValueLayout.JAVA_INT, CONTROL_VERSION_OFFSET) != VERSION)
+            {
+                throw new IllegalArgumentException("not an shm device of this version: " + controlFile);
+            }
+            regions = confinement.mapPeerFile(directory.resolve(REGIONS_FILE), arena, REGIONS_LENGTH);
+        }
+        catch (final RuntimeException ex)
         {
             arena.close();
-            throw new IllegalArgumentException("no shm device at " + directory + ": the peer's GID names no " +
-                "device in this shm directory (are both sides using the same " +
-                io.verbus.fabric.FabricContext.SHM_DIR_PROP_NAME + "?)");
+            throw ex;
         }
-        control = ShmFiles.mapExisting(controlFile, arena);
-        if (control.get(ValueLayout.JAVA_INT, CONTROL_MAGIC_OFFSET) != MAGIC ||
-            control.get(ValueLayout.JAVA_INT, CONTROL_VERSION_OFFSET) != VERSION)
-        {
-            arena.close();
-            throw new IllegalArgumentException("not an shm device of this version: " + controlFile);
-        }
-        regions = ShmFiles.mapExisting(directory.resolve(REGIONS_FILE), arena);
     }
 
-    static ShmPeer open(final Path directory, final long livenessTimeoutNs)
+    /**
+     * @param confinement where peer files may be, and how they are opened.
+     * @param gidHex      the peer's GID in hex (only hex digits: it cannot leave the directory).
+     * @param refusals    told once per refused region why (the device's error handler).
+     */
+    static ShmPeer open(
+        final ShmConfinement confinement,
+        final String gidHex,
+        final long livenessTimeoutNs,
+        final java.util.function.Consumer<String> refusals)
     {
-        return new ShmPeer(directory, livenessTimeoutNs);
+        return new ShmPeer(confinement, gidHex, livenessTimeoutNs, refusals);
     }
 
     Path directory()
@@ -75,14 +106,46 @@ final class ShmPeer implements AutoCloseable
     }
 
     /**
-     * @param nowNs System.nanoTime() (CLOCK_MONOTONIC, shared by all processes of the host).
-     * @return true while the peer is open and its heartbeat is fresh.
+     * Whether the peer can still be counted on, with one timeout in charge: the QP's retry timeout, which the rdma
+     * media sets to the channel's {@code timeout}. A heartbeat fresher than the device's liveness timeout is alive;
+     * one older than the QP's timeout is dead; in between the peer is either paused (SIGSTOP, a long GC, an
+     * overloaded host) or dead, so its process is looked up (at most once per liveness period): a process that is
+     * gone is dead at once, one that is merely stopped is given the QP's whole timeout, as hardware would give a
+     * silent peer its retries. (The device's own 1 s liveness used to win, dropping a peer paused for a second whatever
+     * the channel's timeout.)
+     *
+     * @param nowNs          System.nanoTime() (CLOCK_MONOTONIC, shared by all processes of the host).
+     * @param retryTimeoutNs the QP's retry timeout.
+     * @return true while the peer is open and not known dead.
      */
-    boolean isAlive(final long nowNs)
+    boolean isAlive(final long nowNs, final long retryTimeoutNs)
     {
-        final long heartbeatNs = (long)CONTROL_HEARTBEAT.getAcquire(control, (long)CONTROL_HEARTBEAT_NS_OFFSET);
-        return (int)CONTROL_STATE.getAcquire(control, (long)CONTROL_STATE_OFFSET) == DEVICE_ALIVE &&
-            nowNs - heartbeatNs <= livenessTimeoutNs;
+        if ((int)CONTROL_STATE.getAcquire(control, (long)CONTROL_STATE_OFFSET) != DEVICE_ALIVE)
+        {
+            return false;
+        }
+        final long silentNs = nowNs - (long)CONTROL_HEARTBEAT.getAcquire(control, (long)CONTROL_HEARTBEAT_NS_OFFSET);
+        if (silentNs <= livenessTimeoutNs)
+        {
+            return true;
+        }
+        if (silentNs > Math.max(retryTimeoutNs, livenessTimeoutNs))
+        {
+            return false;
+        }
+        return isProcessAlive(nowNs);
+    }
+
+    /** Slow path, only while the heartbeat is stale: the peer's process, looked up once per liveness period. */
+    private synchronized boolean isProcessAlive(final long nowNs)
+    {
+        if (nowNs - processCheckedNs >= livenessTimeoutNs || 0 == processCheckedNs)
+        {
+            processCheckedNs = nowNs;
+            final long pid = control.get(ValueLayout.JAVA_LONG, CONTROL_PID_OFFSET);
+            processAlive = pid > 0 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+        }
+        return processAlive;
     }
 
     /**
@@ -115,18 +178,28 @@ final class ShmPeer implements AutoCloseable
     }
 
     /**
-     * The mapping of the file behind a region that {@link #resolve} accepted; the first use of an rkey maps
-     * the file (slow path), later uses find it in an array.
+     * The mapping of the file behind a region that {@link #resolve} accepted, if it really holds
+     * {@code [fileOffset, fileOffset + length)}; the first use of an rkey maps the file (slow path), later uses find
+     * it in an array.
+     * <p>
+     * Nothing the peer wrote into its table is trusted: the file must be confined to the fabric directory (or a
+     * hugetlbfs mount), be a regular file that is no symbolic link, belong to this user, not be writable by group or
+     * others, and be at least as long as the region announced; the table's offset and length are checked against
+     * the actual mapping on every access, as the peer may rewrite them at any time. A region that fails is refused
+     * (the WR fails with REM_ACCESS_ERR, so the connection ends) and reported once; its key is never retried.
+     *
+     * @return the mapping, or null to refuse the access.
      */
-    MemorySegment mapping(final int rkey)
+    MemorySegment target(final int rkey, final long fileOffset, final long length)
     {
         final int index = rkey & 0xFFFF;
         final Mapping mapping = mappings[index];
-        if (null != mapping && mapping.key == rkey)
+        final MemorySegment segment = null != mapping && mapping.key == rkey ? mapping.segment : mapSlowly(rkey, index);
+        if (REFUSED == segment || fileOffset < 0 || length < 0 || fileOffset > segment.byteSize() - length)
         {
-            return mapping.segment;
+            return null;
         }
-        return mapSlowly(rkey, index);
+        return segment;
     }
 
     private synchronized MemorySegment mapSlowly(final int rkey, final int index)
@@ -136,16 +209,32 @@ final class ShmPeer implements AutoCloseable
         {
             return existing.segment;
         }
-        final long base = (long)index * ENTRY_LENGTH;
-        final int pathLength = regions.get(ValueLayout.JAVA_INT, base + ENTRY_PATH_LENGTH_OFFSET);
-        if (pathLength <= 0 || pathLength > ENTRY_MAX_PATH_BYTES)
+        MemorySegment segment;
+        try
         {
-            throw new FabricException("corrupt region table entry " + index + " in " + directory);
+            final long base = (long)index * ENTRY_LENGTH;
+            final int pathLength = regions.get(ValueLayout.JAVA_INT, base + ENTRY_PATH_LENGTH_OFFSET);
+            if (pathLength <= 0 || pathLength > ENTRY_MAX_PATH_BYTES)
+            {
+                throw new FabricException("corrupt region table entry " + index + " in " + directory);
+            }
+            final byte[] pathBytes = new byte[pathLength];
+            MemorySegment.copy(regions, ValueLayout.JAVA_BYTE, base + ENTRY_PATH_OFFSET, pathBytes, 0, pathLength);
+            final long fileOffset = regions.get(ValueLayout.JAVA_LONG, base + ENTRY_FILE_OFFSET_OFFSET);
+            final long regionLength = regions.get(ValueLayout.JAVA_LONG, base + ENTRY_LENGTH_OFFSET);
+            if (fileOffset < 0 || regionLength < 0 || fileOffset > Long.MAX_VALUE - regionLength)
+            {
+                throw new FabricException("region table entry " + index + " in " + directory +
+                    " announces offset " + fileOffset + " and length " + regionLength);
+            }
+            final Path path = confinement.confineRegionFile(new String(pathBytes, StandardCharsets.UTF_8), gidHex);
+            segment = confinement.mapPeerFile(path, arena, fileOffset + regionLength);
         }
-        final byte[] pathBytes = new byte[pathLength];
-        MemorySegment.copy(regions, ValueLayout.JAVA_BYTE, base + ENTRY_PATH_OFFSET, pathBytes, 0, pathLength);
-        final MemorySegment segment =
-            ShmFiles.mapExisting(Path.of(new String(pathBytes, StandardCharsets.UTF_8)), arena);
+        catch (final RuntimeException ex)
+        {
+            segment = REFUSED;
+            refusals.accept("shm peer " + directory + ": region key " + rkey + " refused: " + ex.getMessage());
+        }
         mappings[index] = new Mapping(rkey, segment);
         return segment;
     }
@@ -153,16 +242,16 @@ final class ShmPeer implements AutoCloseable
     /**
      * Map the peer's QP file.
      *
-     * @throws IllegalArgumentException if the peer has no such QP.
+     * @throws IllegalArgumentException if the peer has no such QP or its file is not a sound QP file.
      */
     ShmRemoteQueuePair openQueuePair(final int qpNumber)
     {
         final Path file = directory.resolve(QP_FILE_PREFIX + qpNumber);
-        if (!Files.exists(file))
+        if (!Files.exists(file, java.nio.file.LinkOption.NOFOLLOW_LINKS))
         {
             throw new IllegalArgumentException("shm device at " + directory + " has no QP " + qpNumber);
         }
-        return new ShmRemoteQueuePair(ShmFiles.mapExisting(file, arena));
+        return new ShmRemoteQueuePair(confinement.mapPeerFile(file, arena, QP_RECV_LENGTHS_OFFSET), file);
     }
 
     @Override

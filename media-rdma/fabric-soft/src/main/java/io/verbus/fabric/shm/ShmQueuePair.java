@@ -74,7 +74,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         this.maxMessageLength = device.attributes().maxMessageLength();
         this.filePath = device.directory().resolve(QP_FILE_PREFIX + qpNumber);
         final int slotCapacity = ShmDevice.SEND_SLOT_CAPACITY;
-        this.file = ShmFiles.createAndMap(filePath, qpFileLength(rqDepth, slotCapacity), arena);
+        this.file = createFile(filePath, qpFileLength(rqDepth, slotCapacity), arena);
         this.slotBase = qpHeaderLength(rqDepth);
         this.slotLength = qpSlotLength(slotCapacity);
         file.set(ValueLayout.JAVA_INT, QP_PD_OFFSET, protectionDomainId);
@@ -85,6 +85,27 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         if (receiveCq != sendCq)
         {
             receiveCq.addProgress(this);
+        }
+    }
+
+    private static MemorySegment createFile(final Path path, final long length, final Arena arena)
+    {
+        try
+        {
+            return ShmFiles.createAndMap(path, length, arena, true);
+        }
+        catch (final RuntimeException ex)
+        {
+            arena.close();
+            try
+            {
+                java.nio.file.Files.deleteIfExists(path);
+            }
+            catch (final java.io.IOException ignore)
+            {
+                // reporting the failure matters more
+            }
+            throw ex;
         }
     }
 
@@ -189,7 +210,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                     {
                         break;
                     }
-                    status = execute(slot, nowNs);
+                    status = executeGuarded(slot, nowNs);
                     if (null == status)
                     {
                         break;
@@ -218,13 +239,34 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     }
 
     /**
+     * Runs one WR; whatever a peer's memory does to it (a file shrunk under its mapping faults as an
+     * {@link InternalError}, a geometry the checks missed as a bounds exception) fails this WR and puts both QPs in
+     * ERR, as a remote access error does, instead of escaping into the posting thread on every post.
+     */
+    private WorkCompletionStatus executeGuarded(final int slot, final long nowNs)
+    {
+        try
+        {
+            return execute(slot, nowNs);
+        }
+        catch (final RuntimeException | InternalError ex)
+        {
+            if (null != remoteQp)
+            {
+                remoteQp.markError();
+            }
+            return WorkCompletionStatus.REM_ACCESS_ERR;
+        }
+    }
+
+    /**
      * Run one WR.
      *
      * @return its status, or null while it must wait (RNR, responder not yet ready).
      */
     private WorkCompletionStatus execute(final int slot, final long nowNs)
     {
-        if (!peer.isAlive(nowNs))
+        if (!peer.isAlive(nowNs, retryTimeoutNs))
         {
             return WorkCompletionStatus.RETRY_EXC_ERR;
         }
@@ -287,13 +329,12 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                 final int rkey = sqRkey[slot];
                 final long fileOffset = peer.resolve(
                     rkey, sqRemoteAddress[slot], length, AccessFlags.REMOTE_WRITE, remoteQp.protectionDomainId());
-                if (fileOffset < 0)
+                final MemorySegment target = fileOffset < 0 ? null : peer.target(rkey, fileOffset, length);
+                if (null == target || !place(source, sourceOffset, target, fileOffset, length))
                 {
                     remoteQp.markError();
                     return WorkCompletionStatus.REM_ACCESS_ERR;
                 }
-                SoftMemoryPlacement.place(
-                    source, sourceOffset, peer.mapping(rkey), fileOffset, length, faults.writePlacement());
             }
             if (opcode == WorkRequestOpcode.RDMA_WRITE_WITH_IMM)
             {
@@ -334,14 +375,22 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         final int rkey = sqRkey[slot];
         final long fileOffset = peer.resolve(
             rkey, sqRemoteAddress[slot], length, AccessFlags.REMOTE_READ, remoteQp.protectionDomainId());
-        if (fileOffset < 0)
+        final MemorySegment remote = fileOffset < 0 ? null : peer.target(rkey, fileOffset, length);
+        if (null == remote)
         {
             remoteQp.markError();
             return WorkCompletionStatus.REM_ACCESS_ERR;
         }
         VarHandle.acquireFence();
-        MemorySegment.copy(
-            peer.mapping(rkey), fileOffset, region.segment(), region.offsetOf(sqLocalAddress[slot]), length);
+        try
+        {
+            MemorySegment.copy(remote, fileOffset, region.segment(), region.offsetOf(sqLocalAddress[slot]), length);
+        }
+        catch (final InternalError ex)
+        {
+            remoteQp.markError(); // the peer shrank its file under the mapping: SIGBUS
+            return WorkCompletionStatus.REM_ACCESS_ERR;
+        }
         return WorkCompletionStatus.SUCCESS;
     }
 
@@ -366,12 +415,47 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             remoteQp.markError();
             return WorkCompletionStatus.REM_ACCESS_ERR;
         }
-        final MemorySegment target = peer.mapping(rkey);
-        final long original = opcode == WorkRequestOpcode.ATOMIC_FETCH_AND_ADD ?
-            (long)LONG.getAndAdd(target, fileOffset, sqCompareAdd[slot]) :
-            (long)LONG.compareAndExchange(target, fileOffset, sqCompareAdd[slot], sqSwap[slot]);
+        final MemorySegment target = peer.target(rkey, fileOffset, Long.BYTES);
+        if (null == target)
+        {
+            remoteQp.markError();
+            return WorkCompletionStatus.REM_ACCESS_ERR;
+        }
+        final long original;
+        try
+        {
+            original = opcode == WorkRequestOpcode.ATOMIC_FETCH_AND_ADD ?
+                (long)LONG.getAndAdd(target, fileOffset, sqCompareAdd[slot]) :
+                (long)LONG.compareAndExchange(target, fileOffset, sqCompareAdd[slot], sqSwap[slot]);
+        }
+        catch (final InternalError ex)
+        {
+            remoteQp.markError();
+            return WorkCompletionStatus.REM_ACCESS_ERR;
+        }
         region.segment().set(LONG_UNALIGNED, region.offsetOf(sqLocalAddress[slot]), original);
         return WorkCompletionStatus.SUCCESS;
+    }
+
+    /**
+     * Places a WRITE's bytes into the peer's region.
+     *
+     * @return false when the peer shrank its file under the mapping (the kernel's SIGBUS, raised by the JVM as an
+     * {@link InternalError}): one failed WR and a connection in ERR, not a dead thread or a stack trace per WR.
+     */
+    private boolean place(
+        final MemorySegment source, final long sourceOffset, final MemorySegment target, final long targetOffset,
+        final int length)
+    {
+        try
+        {
+            SoftMemoryPlacement.place(source, sourceOffset, target, targetOffset, length, faults.writePlacement());
+            return true;
+        }
+        catch (final InternalError ex)
+        {
+            return false;
+        }
     }
 
     private WorkCompletionStatus waitOrFail(

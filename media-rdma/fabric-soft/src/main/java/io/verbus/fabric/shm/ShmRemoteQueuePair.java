@@ -24,15 +24,30 @@ final class ShmRemoteQueuePair
     private final long headerLength;
     private final long slotLength;
 
-    ShmRemoteQueuePair(final MemorySegment file)
+    /**
+     * @param file the peer's QP file, mapped whole.
+     * @param path of the file, for errors.
+     * @throws IllegalArgumentException when the geometry it announces does not fit the file: every later slot
+     *                                  offset is computed from it, so it is checked once here.
+     */
+    ShmRemoteQueuePair(final MemorySegment file, final java.nio.file.Path path)
     {
         this.file = file;
         protectionDomainId = file.get(ValueLayout.JAVA_INT, QP_PD_OFFSET);
         rqDepth = file.get(ValueLayout.JAVA_INT, QP_RQ_DEPTH_OFFSET);
         slotCapacity = file.get(ValueLayout.JAVA_INT, QP_SLOT_CAPACITY_OFFSET);
+        if (rqDepth < 1 || rqDepth > MAX_RQ_DEPTH || slotCapacity < 0 || slotCapacity > ShmDevice.SEND_SLOT_CAPACITY ||
+            file.byteSize() < qpFileLength(rqDepth, slotCapacity))
+        {
+            throw new IllegalArgumentException("shm peer QP file " + path + " announces " + rqDepth + " receive " +
+                "slots of " + slotCapacity + " bytes, which its " + file.byteSize() + " bytes cannot hold");
+        }
         headerLength = qpHeaderLength(rqDepth);
         slotLength = qpSlotLength(slotCapacity);
     }
+
+    /** Most receive slots a QP file may announce: the device's largest queue. */
+    static final int MAX_RQ_DEPTH = 16384;
 
     int state()
     {
@@ -44,10 +59,17 @@ final class ShmRemoteQueuePair
      */
     void markError()
     {
-        final int current = state();
-        if (current != QP_DESTROYED)
+        try
         {
-            INT.compareAndSet(file, (long)QP_STATE_OFFSET, current, QueuePairState.ERR.code());
+            final int current = state();
+            if (current != QP_DESTROYED)
+            {
+                INT.compareAndSet(file, (long)QP_STATE_OFFSET, current, QueuePairState.ERR.code());
+            }
+        }
+        catch (final InternalError ex)
+        {
+            // the peer truncated its QP file under the mapping: nothing left to mark
         }
     }
 

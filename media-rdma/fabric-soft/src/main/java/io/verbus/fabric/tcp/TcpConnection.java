@@ -11,8 +11,9 @@ import java.nio.channels.SocketChannel;
 /**
  * One TCP connection of the software NIC with growable direct read and write buffers.
  * <p>
- * Ownership moves once: the NIC thread owns a connection while it connects (dialed) or until the hello names its QP
- * (accepted), and again once it drains after its QP closed. In between it is {@link #established} and belongs to
+ * Ownership moves once: the NIC thread owns a connection while it connects and until the responder's answer to its
+ * hello arrives (dialed), or until the hello names its QP and the answer is written (accepted), and again once it
+ * drains after its QP closed. In between it is {@link #established} and belongs to
  * its QP's engine: whichever thread holds the QP's engine lock (the poster, a CQ poller, or the NIC thread as a
  * fallback) reads, writes and parses it, and the lock's acquire/release carries its plain fields between them.
  */
@@ -27,6 +28,11 @@ final class TcpConnection
     volatile TcpQueuePair queuePair;
     boolean connected;
     volatile boolean helloDone;
+    /**
+     * Dialed connections: the responder answered the hello (read by the NIC thread before {@link #established});
+     * until then nothing but the hello is written to the socket.
+     */
+    boolean helloAcknowledged;
     /** Set by the NIC thread last: from here on the QP's engine owns the buffers (the NIC no longer touches them). */
     volatile boolean established;
     long openedNs;

@@ -295,16 +295,14 @@ final class TcpNic implements Agent
             {
                 if (connection.channel.finishConnect())
                 {
-                    onConnected(connection);
-                    connection.established = true;
+                    onConnected(connection); // writes the hello; established only once it is answered
                     return 1;
                 }
                 return 0;
             }
-            if (connection.dialed)
+            if (connection.dialed && connection.hasPendingWrites())
             {
-                connection.established = true; // connected at once in dial(): the hello is already written
-                return 1;
+                connection.flush(); // the rest of the hello, and nothing else: nothing else is written before the answer
             }
             final int read = connection.read();
             if (read < 0)
@@ -312,7 +310,8 @@ final class TcpNic implements Agent
                 lose(connection);
                 return 1;
             }
-            return processHello(connection, nowNs) + (read > 0 ? 1 : 0);
+            return (connection.dialed ? processHelloAnswer(connection) : processHello(connection, nowNs)) +
+                (read > 0 ? 1 : 0);
         }
         catch (final IOException ex)
         {
@@ -329,6 +328,7 @@ final class TcpNic implements Agent
     {
         final ByteBuffer in = connection.startReading();
         TcpQueuePair qp = null;
+        final int sourceQpn;
         try
         {
             if (in.remaining() < TcpWire.HELLO_LENGTH)
@@ -359,7 +359,7 @@ final class TcpNic implements Agent
                 }
                 return 0;
             }
-            final int sourceQpn = in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET);
+            sourceQpn = in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET);
             if (null != qp.remoteConnectionInfo() && qp.remoteConnectionInfo().qpNumber() != sourceQpn)
             {
                 closeConnection(connection);
@@ -374,6 +374,19 @@ final class TcpNic implements Agent
             {
                 connection.doneReading();
             }
+        }
+
+        // Answer the hello while this thread still owns the connection: the answer is the first thing on the wire
+        // back, before any response the engine writes once the connection is established.
+        try
+        {
+            acknowledgeHello(connection, sourceQpn, qp.qpNumber());
+            connection.flush(); // what the socket does not take stays in order; the engine flushes it with responses
+        }
+        catch (final IOException ex)
+        {
+            closeConnection(connection);
+            return 1;
         }
 
         // Hand it to the QP's engine, under the engine: its holder may be using the connection this one replaces.
@@ -394,6 +407,61 @@ final class TcpNic implements Agent
             qp.unlock();
         }
         return 1;
+    }
+
+    /**
+     * The first bytes back on a dialed connection: the responder's answer to its hello, the same frame with the QPNs
+     * swapped. Until it arrives the connection stays this thread's and nothing but the hello was written to it; then
+     * it is established and handed to the QP's engine. Anything else (a port that is no Verbus NIC, another QP) and
+     * the connection is lost, so the QP errs.
+     */
+    private int processHelloAnswer(final TcpConnection connection)
+    {
+        final TcpQueuePair qp = connection.queuePair;
+        final ByteBuffer in = connection.startReading();
+        try
+        {
+            if (in.remaining() < TcpWire.HELLO_LENGTH)
+            {
+                return 0;
+            }
+            final int start = in.position();
+            if (in.getInt(start + TcpWire.HELLO_MAGIC_OFFSET) != TcpWire.MAGIC ||
+                in.getInt(start + TcpWire.HELLO_VERSION_OFFSET) != TcpWire.VERSION ||
+                in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET) != qp.qpNumber() ||
+                in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET) != qp.remoteConnectionInfo().qpNumber())
+            {
+                // Not the Verbus NIC the peer announced: drop it, the QP errs, nothing was sent there but the hello.
+                lose(connection);
+                return 1;
+            }
+            in.position(start + TcpWire.HELLO_LENGTH);
+        }
+        finally
+        {
+            if (!connection.isClosed())
+            {
+                connection.doneReading();
+            }
+        }
+        connection.helloAcknowledged = true;
+        connection.established = true; // last: the volatile write hands the connection to the QP's engine
+        return 1;
+    }
+
+    private static void acknowledgeHello(final TcpConnection connection, final int dialerQpn, final int responderQpn)
+        throws IOException
+    {
+        final int offset = connection.reserve(TcpWire.HELLO_LENGTH);
+        if (offset < 0)
+        {
+            throw new IOException("no room for the hello answer on a new connection");
+        }
+        final ByteBuffer out = connection.writeBuffer();
+        out.putInt(offset + TcpWire.HELLO_MAGIC_OFFSET, TcpWire.MAGIC);
+        out.putInt(offset + TcpWire.HELLO_VERSION_OFFSET, TcpWire.VERSION);
+        out.putInt(offset + TcpWire.HELLO_TARGET_QPN_OFFSET, dialerQpn);
+        out.putInt(offset + TcpWire.HELLO_SOURCE_QPN_OFFSET, responderQpn);
     }
 
     private TcpQueuePair find(final int qpNumber)

@@ -12,10 +12,15 @@ package io.verbus.fabric.tcp;
 final class TcpWire
 {
     static final int MAGIC = 0x56425443; // "VBTC"
-    /** 2: cumulative acknowledgements and the 40-byte request header. */
-    static final int VERSION = 2;
+    /**
+     * 3: cumulative acknowledgements and the 40-byte request header (the tcp-fast engine), and the responder answers
+     * the hello, the dialer sending nothing else before that answer. (2 was either one of these alone.)
+     */
+    static final int VERSION = 3;
 
-    // Hello, first bytes of a dialed connection: who is calling which QP.
+    // Hello, first bytes of a dialed connection: who is calling which QP. The responder answers with the same
+    // frame, target and source swapped: proof that a Verbus NIC with that QP is at the other end. Until it arrives
+    // the dialer transmits nothing, so a peer that points this NIC at some other service gets 16 bytes, no data.
     static final int HELLO_MAGIC_OFFSET = 0;
     static final int HELLO_VERSION_OFFSET = 4;
     static final int HELLO_TARGET_QPN_OFFSET = 8;

@@ -8,7 +8,9 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.verbus.media.rdma.protocol.HandshakeException;
@@ -25,34 +27,78 @@ import org.agrona.concurrent.UnsafeBuffer;
  * share one Aeron channel: it accepts connections, reads the HELLO and hands the connection to the publication
  * of the stream the HELLO names. A connection for no stream here, or whose first message is not a well-formed
  * HELLO, is rejected with a log line and gets nothing.
+ * <p>
+ * Under attack it stays bounded and keeps serving: at most {@link #maxPendingHandshakes} connections may be in
+ * their handshake at once (beyond that a new one is closed at once: the subscriber retries with back-off), the
+ * HELLO must arrive whole within {@link #HELLO_DEADLINE_MS_MAX} (or the channel timeout if shorter) and the whole
+ * handshake within the HELLO deadline plus three channel timeouts, however slowly the bytes dribble; an accept that
+ * fails (EMFILE: no file descriptor left) backs off instead of spinning; and every kind of line is rate-limited
+ * ({@link RateLimitedLog}), with the number left out in the next one.
  */
 final class ControlListener implements AutoCloseable
 {
     /** Receives a connection whose HELLO names its stream; runs on the connection's own virtual thread. */
     interface Handler
     {
-        void onConnection(SocketMessageTransport transport, byte[] hello);
+        /**
+         * @param pending the connection's slot: call {@link PendingHandshake#finish()} once it is admitted; the
+         *                endpoint finishes it when this method returns in any case.
+         */
+        void onConnection(SocketMessageTransport transport, byte[] hello, PendingHandshake pending);
+
+        /**
+         * The endpoint rejected a connection before it reached any publication (a bad first message, an unknown
+         * stream, no free handshake slot): each publication on the endpoint counts it in its {@code rdma handshakes
+         * rejected} counter, so the counters agree with the log.
+         */
+        default void onEndpointRejection()
+        {
+        }
     }
+
+    /** Property: most connections in their handshake at once, per endpoint. */
+    static final String MAX_PENDING_HANDSHAKES_PROP_NAME = "verbus.rdma.control.max.pending.handshakes";
+    static final int MAX_PENDING_HANDSHAKES_DEFAULT = 64;
+    /** A subscriber sends its HELLO as soon as it has connected: it gets at most this long to arrive whole. */
+    static final long HELLO_DEADLINE_MS_MAX = 1000;
+    private static final long ACCEPT_POLL_MS = 100;
+    private static final long ACCEPT_BACKOFF_MIN_MS = 10;
+    private static final long ACCEPT_BACKOFF_MAX_MS = 1000;
 
     private static final Map<String, ControlListener> LISTENERS = new HashMap<>();
 
     private final ServerSocket serverSocket;
     private final String key;
-    private final long helloTimeoutMs;
+    private final long helloDeadlineMs;
+    private final long handshakeDeadlineMs;
+    private final int maxPendingHandshakes;
     private final Map<Integer, Handler> handlers = new ConcurrentHashMap<>();
+    private final Set<PendingHandshake> pending = ConcurrentHashMap.newKeySet();
     private final AtomicLong rejected = new AtomicLong();
+    private final RateLimitedLog.ByKind rejectionLog =
+        new RateLimitedLog.ByKind(PublisherControl.LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
+    private final RateLimitedLog acceptErrorLog =
+        new RateLimitedLog(PublisherControl.LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
     private final Thread acceptThread;
+    private final java.util.concurrent.ThreadFactory connectionThreads;
     private volatile boolean running = true;
 
-    private ControlListener(final String host, final int port, final long helloTimeoutMs)
+    private ControlListener(final String host, final int port, final long stepTimeoutMs)
     {
-        this.helloTimeoutMs = helloTimeoutMs;
+        this.helloDeadlineMs = Math.min(HELLO_DEADLINE_MS_MAX, stepTimeoutMs);
+        this.handshakeDeadlineMs = helloDeadlineMs + 3 * stepTimeoutMs;
+        this.maxPendingHandshakes = Integer.getInteger(MAX_PENDING_HANDSHAKES_PROP_NAME, MAX_PENDING_HANDSHAKES_DEFAULT);
+        if (maxPendingHandshakes < 1)
+        {
+            throw new IllegalArgumentException(MAX_PENDING_HANDSHAKES_PROP_NAME + " must be at least 1: " +
+                maxPendingHandshakes);
+        }
         try
         {
             serverSocket = new ServerSocket();
             serverSocket.setReuseAddress(true);
             serverSocket.bind(new InetSocketAddress(host, port), 64);
-            serverSocket.setSoTimeout(100);
+            serverSocket.setSoTimeout((int)ACCEPT_POLL_MS);
         }
         catch (final IOException ex)
         {
@@ -60,6 +106,7 @@ final class ControlListener implements AutoCloseable
                 ex.getMessage(), ex);
         }
         key = key(host, serverSocket.getLocalPort());
+        connectionThreads = Thread.ofPlatform().daemon().name("verbus-rdma-connection-" + port() + "-", 0).factory();
         acceptThread = Thread.ofPlatform().daemon().name("verbus-rdma-endpoint-" + serverSocket.getLocalPort())
             .unstarted(this::acceptLoop);
         acceptThread.start();
@@ -76,13 +123,13 @@ final class ControlListener implements AutoCloseable
      * @throws IllegalArgumentException if the endpoint already carries that stream.
      */
     static synchronized ControlListener register(
-        final String host, final int port, final int streamId, final long helloTimeoutMs, final Handler handler)
+        final String host, final int port, final int streamId, final long stepTimeoutMs, final Handler handler)
     {
         ControlListener listener = 0 == port ? null : LISTENERS.get(key(host, port));
         final boolean created = null == listener;
         if (created)
         {
-            listener = new ControlListener(host, port, helloTimeoutMs);
+            listener = new ControlListener(host, port, stepTimeoutMs);
             LISTENERS.put(listener.key, listener);
         }
         if (null != listener.handlers.putIfAbsent(streamId, handler))
@@ -109,44 +156,109 @@ final class ControlListener implements AutoCloseable
         return serverSocket.getLocalPort();
     }
 
-    /** @return connections refused before reaching any publication (bad first message, unknown stream). */
+    /** @return connections refused before reaching any publication (bad first message, unknown stream, no slot). */
     long rejectedHandshakes()
     {
         return rejected.get();
     }
 
+    /** @return connections in their handshake now. */
+    int pendingHandshakes()
+    {
+        return pending.size();
+    }
+
+    /** @return how long a whole handshake may take before the endpoint closes the connection. */
+    long handshakeDeadlineMs()
+    {
+        return handshakeDeadlineMs;
+    }
+
+    /**
+     * Logs a rejection, rate-limited per kind so that a flood of one kind cannot hide another or fill the disk; the
+     * caller has counted it.
+     */
+    void logRejection(final String kind, final String message)
+    {
+        rejectionLog.log(kind, System.Logger.Level.WARNING, message);
+    }
+
     private void acceptLoop()
     {
+        long backoffMs = 0;
         while (running)
         {
+            expireOverdueHandshakes();
+            final Socket socket;
             try
             {
-                final Socket socket = serverSocket.accept();
-                Thread.ofVirtual().name("verbus-rdma-connection-" + port()).start(() -> dispatch(socket));
+                socket = serverSocket.accept();
+                backoffMs = 0;
             }
             catch (final SocketTimeoutException ignore)
             {
-                // check running
+                continue; // check running and deadlines
             }
             catch (final IOException ex)
             {
                 if (running)
                 {
-                    PublisherControl.LOGGER.log(System.Logger.Level.WARNING,
-                        "rdma endpoint " + key + ": accept failed: " + ex);
+                    // EMFILE and the like: the connection stays in the backlog and the next accept fails alike, so
+                    // back off rather than spin (one core) and log (gigabytes) in a tight loop.
+                    backoffMs = Math.min(ACCEPT_BACKOFF_MAX_MS, Math.max(ACCEPT_BACKOFF_MIN_MS, backoffMs * 2));
+                    acceptErrorLog.log(System.Logger.Level.WARNING, "rdma endpoint " + key + ": accept failed: " + ex +
+                        "; backing off up to " + ACCEPT_BACKOFF_MAX_MS + " ms");
+                    sleep(backoffMs);
                 }
+                continue;
             }
+            admit(socket);
         }
     }
 
-    private void dispatch(final Socket socket)
+    private void admit(final Socket socket)
+    {
+        if (pending.size() >= maxPendingHandshakes)
+        {
+            // Full of handshakes in progress (most likely slow or silent clients): refuse this one at once rather
+            // than queue it behind them; a real subscriber retries with back-off and gets a slot as they expire.
+            final String peer = String.valueOf(socket.getRemoteSocketAddress());
+            closeQuietly(socket);
+            onRejected("TOO_MANY_PENDING", "rdma endpoint " + key + ": refused connection from " + peer + ": " +
+                maxPendingHandshakes + " handshakes already in progress (" + MAX_PENDING_HANDSHAKES_PROP_NAME +
+                "); nothing registered for it");
+            return;
+        }
+        final PendingHandshake handshake = new PendingHandshake(
+            socket, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(handshakeDeadlineMs), pending);
+        // A platform thread, not a virtual one: a virtual thread's first blocking socket read initialises the JDK's
+        // poller, which needs file descriptors; failing that once (EMFILE, exactly when under attack) breaks every
+        // later virtual-thread read in the process for good. Threads are bounded by the pending handshakes plus the
+        // admitted connections (at most a publication's subscribers each).
+        connectionThreads.newThread(() -> dispatch(socket, handshake)).start();
+    }
+
+    private void expireOverdueHandshakes()
+    {
+        if (pending.isEmpty())
+        {
+            return;
+        }
+        final long nowNs = System.nanoTime();
+        for (final PendingHandshake handshake : pending)
+        {
+            handshake.expireIfDue(nowNs);
+        }
+    }
+
+    private void dispatch(final Socket socket, final PendingHandshake handshake)
     {
         SocketMessageTransport transport = null;
         try
         {
             transport = new SocketMessageTransport(socket);
             final UnsafeBuffer buffer = new UnsafeBuffer(new byte[HandshakeHeader.MAX_MESSAGE_LENGTH]);
-            final int length = transport.receive(buffer, helloTimeoutMs);
+            final int length = transport.receive(buffer, helloDeadlineMs);
             HandshakeValidator.validateHeader(buffer, 0, length, HandshakeHeader.HELLO_TYPE);
             if (HandshakeHeader.HELLO_TYPE != HandshakeHeader.type(buffer, 0))
             {
@@ -161,16 +273,15 @@ final class ControlListener implements AutoCloseable
             }
             final byte[] hello = new byte[length];
             buffer.getBytes(0, hello);
-            handler.onConnection(transport, hello);
+            final SocketMessageTransport owned = transport;
             transport = null; // the publication owns it now
+            handler.onConnection(owned, hello, handshake);
         }
         catch (final HandshakeException ex)
         {
-            rejected.incrementAndGet();
-            PublisherControl.LOGGER.log(System.Logger.Level.WARNING, "rdma endpoint " + key +
-                ": rejected handshake from " + socket.getRemoteSocketAddress() + ": " + ex.getMessage() +
-                "; nothing registered for it");
-            if (null != transport && ex.reason() != HandshakeException.Reason.CLOSED)
+            onRejected(ex.reason().name(), "rdma endpoint " + key + ": rejected handshake from " +
+                socket.getRemoteSocketAddress() + ": " + describe(ex, handshake) + "; nothing registered for it");
+            if (null != transport && ex.reason() != HandshakeException.Reason.CLOSED && !handshake.isExpired())
             {
                 try
                 {
@@ -184,15 +295,16 @@ final class ControlListener implements AutoCloseable
                 }
             }
         }
-        catch (final IOException | RuntimeException ex)
+        catch (final IOException | RuntimeException | LinkageError | InternalError ex)
         {
-            rejected.incrementAndGet();
-            PublisherControl.LOGGER.log(System.Logger.Level.WARNING, "rdma endpoint " + key +
-                ": rejected connection from " + socket.getRemoteSocketAddress() + ": " + ex +
-                "; nothing registered for it");
+            // Whatever went wrong (the JDK's own classes can fail to initialise without file descriptors), it is one
+            // rejected connection, counted and logged at a bounded rate, never a stack trace per connection.
+            onRejected("FAILED", "rdma endpoint " + key + ": rejected connection from " +
+                socket.getRemoteSocketAddress() + ": " + ex + "; nothing registered for it");
         }
         finally
         {
+            handshake.finish();
             if (null != transport)
             {
                 transport.close();
@@ -200,19 +312,56 @@ final class ControlListener implements AutoCloseable
         }
     }
 
+    /** @return the failure, or that the endpoint's deadline closed the connection if that is what happened. */
+    String describe(final HandshakeException ex, final PendingHandshake handshake)
+    {
+        return handshake.isExpired() ?
+            "TIMEOUT: the handshake did not complete within " + handshakeDeadlineMs + " ms" : ex.getMessage();
+    }
+
+    private void onRejected(final String kind, final String message)
+    {
+        rejected.incrementAndGet();
+        for (final Handler handler : handlers.values())
+        {
+            handler.onEndpointRejection();
+        }
+        logRejection(kind, message);
+    }
+
     public void close()
     {
         running = false;
-        try
-        {
-            serverSocket.close();
-        }
-        catch (final IOException ignore)
-        {
-        }
+        closeQuietly(serverSocket);
         try
         {
             acceptThread.join(5_000);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        rejectionLog.flush(System.Logger.Level.WARNING, "rdma endpoint " + key + " rejections");
+        acceptErrorLog.flush(System.Logger.Level.WARNING, "rdma endpoint " + key + " accept failures");
+    }
+
+    private static void closeQuietly(final java.io.Closeable closeable)
+    {
+        try
+        {
+            closeable.close();
+        }
+        catch (final IOException ignore)
+        {
+            // closing anyway
+        }
+    }
+
+    private static void sleep(final long ms)
+    {
+        try
+        {
+            Thread.sleep(ms);
         }
         catch (final InterruptedException ex)
         {

@@ -1,6 +1,10 @@
 package io.verbus.media.rdma;
 
 import java.lang.foreign.MemorySegment;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.Arrays;
 import java.util.ArrayDeque;
 import java.util.Locale;
 
@@ -10,6 +14,8 @@ import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePairConnectionInfo;
+import io.verbus.media.rdma.protocol.HandshakeException;
+import io.verbus.media.rdma.protocol.ProviderIds;
 import io.verbus.media.rdma.protocol.QpInfoCodec;
 
 /**
@@ -21,15 +27,16 @@ import io.verbus.media.rdma.protocol.QpInfoCodec;
  */
 final class FabricEndpoint implements AutoCloseable
 {
-    static final int SHM_PROVIDER_ID = 1;
-    static final int TCP_PROVIDER_ID = 2;
-    static final int VERBS_PROVIDER_ID = 3;
+    static final int SHM_PROVIDER_ID = ProviderIds.SHM;
+    static final int TCP_PROVIDER_ID = ProviderIds.TCP;
+    static final int VERBS_PROVIDER_ID = ProviderIds.VERBS;
 
     private final Fabric fabric;
     private final Device device;
     private final ProtectionDomain pd;
     private final int providerId;
     private final ArrayDeque<MemorySegment> freeRings = new ArrayDeque<>();
+    private long ringBytesAllocated;
     private boolean closed;
 
     private FabricEndpoint(final Fabric fabric, final Device device, final ProtectionDomain pd)
@@ -67,13 +74,7 @@ final class FabricEndpoint implements AutoCloseable
 
     static int providerId(final String providerName)
     {
-        return switch (providerName)
-        {
-            case "shm" -> SHM_PROVIDER_ID;
-            case "tcp" -> TCP_PROVIDER_ID;
-            case "verbs" -> VERBS_PROVIDER_ID;
-            default -> throw new IllegalArgumentException("unknown fabric provider '" + providerName + "'");
-        };
+        return ProviderIds.id(providerName);
     }
 
     static String providerName(final int providerId)
@@ -125,7 +126,31 @@ final class FabricEndpoint implements AutoCloseable
                 return segment;
             }
         }
-        return device.allocateMemory(length);
+        final MemorySegment ring = device.allocateMemory(length);
+        ringBytesAllocated += length;
+        return ring;
+    }
+
+    /** @return true when {@link #acquireRing(long)} of this length would reuse pooled memory. */
+    synchronized boolean hasPooledRing(final long length)
+    {
+        for (final MemorySegment segment : freeRings)
+        {
+            if (segment.byteSize() == length)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * @return bytes of ring memory this endpoint has allocated from its device: in use, lingering and pooled (device
+     * memory is only given back when the device closes).
+     */
+    synchronized long ringBytesAllocated()
+    {
+        return ringBytesAllocated;
     }
 
     /** Return a ring once nothing can read it any more (after the image's linger). */
@@ -135,6 +160,75 @@ final class FabricEndpoint implements AutoCloseable
         {
             freeRings.addLast(segment);
         }
+    }
+
+    /**
+     * On the tcp provider a QP's GID is the IP address its software NIC listens on, and the local NIC dials it with
+     * the data. An authenticated peer could otherwise point this NIC at any host (and, with the LID, any port) and
+     * have the stream poured into it; so the GID must be the address the control connection came from (publisher)
+     * or went to (subscriber). The tcp NIC also sends nothing but its 16-byte hello until the remote NIC answers it,
+     * so a port that is no Verbus NIC gets nothing else. Other providers' GIDs are no IP addresses: not checked.
+     *
+     * @param qp          the peer's QP block.
+     * @param controlPeer the address at the other end of the control connection.
+     * @param field       the message field, for the error.
+     * @throws HandshakeException OUT_OF_RANGE when they differ.
+     */
+    void checkPeerNicAddress(final QpInfoCodec.QpInfo qp, final InetAddress controlPeer, final String field)
+        throws HandshakeException
+    {
+        if (TCP_PROVIDER_ID != providerId)
+        {
+            return;
+        }
+        final InetAddress nic;
+        try
+        {
+            nic = InetAddress.getByAddress(isIpv4Mapped(qp.gid) ? Arrays.copyOfRange(qp.gid, 12, 16) : qp.gid);
+        }
+        catch (final UnknownHostException ex)
+        {
+            throw new HandshakeException(HandshakeException.Reason.OUT_OF_RANGE, field + ".gid is no IP address", ex);
+        }
+        final InetAddress control = unmapped(controlPeer);
+        if (!nic.equals(control))
+        {
+            throw new HandshakeException(HandshakeException.Reason.OUT_OF_RANGE, field + ".gid=" +
+                nic.getHostAddress() + " is not " + control.getHostAddress() + ", the address of the control " +
+                "connection: the tcp NIC connects only to the host the control connection is with");
+        }
+    }
+
+    private static boolean isIpv4Mapped(final byte[] gid)
+    {
+        for (int i = 0; i < 10; i++)
+        {
+            if (0 != gid[i])
+            {
+                return false;
+            }
+        }
+        return (byte)0xFF == gid[10] && (byte)0xFF == gid[11];
+    }
+
+    private static InetAddress unmapped(final InetAddress address)
+    {
+        if (address instanceof Inet6Address)
+        {
+            final byte[] bytes = address.getAddress();
+            if (isIpv4Mapped(bytes))
+            {
+                try
+                {
+                    return InetAddress.getByAddress(Arrays.copyOfRange(bytes, 12, 16));
+                }
+                catch (final UnknownHostException ex)
+                {
+                    throw new IllegalStateException(ex); // four bytes are always an address
+                }
+            }
+        }
+        return address;
     }
 
     static QueuePairConnectionInfo toConnectionInfo(final QpInfoCodec.QpInfo info)

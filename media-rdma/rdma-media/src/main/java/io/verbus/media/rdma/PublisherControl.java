@@ -81,12 +81,25 @@ final class PublisherControl implements AutoCloseable
         sourceBlocks = new BlockPool(endpoint.device().allocateMemory((long)maxSubscribers * sourceLength),
             sourceLength);
         listener = ControlListener.register(params.endpointHost(), params.endpointPort(), log.streamId(),
-            stepTimeoutMs, this::onConnection);
+            stepTimeoutMs, new ControlListener.Handler()
+            {
+                public void onConnection(
+                    final SocketMessageTransport transport, final byte[] hello, final PendingHandshake pending)
+                {
+                    PublisherControl.this.onConnection(transport, hello, pending);
+                }
+
+                public void onEndpointRejection()
+                {
+                    updateRejectedCounter();
+                }
+            });
         portCounter = RdmaCounters.allocate(countersManager, RdmaCounters.CONTROL_PORT_TYPE_ID,
             "rdma control port: " + name + " " + params.endpointHost());
         RdmaCounters.set(portCounter, listener.port());
         rejectedCounter = RdmaCounters.allocate(countersManager, RdmaCounters.HANDSHAKES_REJECTED_TYPE_ID,
             "rdma handshakes rejected: " + name);
+        updateRejectedCounter(); // the endpoint may be shared and may have rejected connections already
     }
 
     int port()
@@ -110,8 +123,23 @@ final class PublisherControl implements AutoCloseable
         return rejected.get() + listener.rejectedHandshakes();
     }
 
+    /**
+     * The counter shows what {@link #rejectedHandshakes()} returns: this publication's rejections and its endpoint's,
+     * each of which has its log line (or is counted in a rate-limited line's "and N more"). Monotonic even when
+     * handshake threads race to update it.
+     */
+    private void updateRejectedCounter()
+    {
+        final AtomicCounter counter = rejectedCounter;
+        if (null != counter)
+        {
+            counter.proposeMaxRelease(rejectedHandshakes());
+        }
+    }
+
     /** A connection whose HELLO names this stream, on its own virtual thread. */
-    private void onConnection(final SocketMessageTransport socketTransport, final byte[] hello)
+    private void onConnection(
+        final SocketMessageTransport socketTransport, final byte[] hello, final PendingHandshake pending)
     {
         if (!running)
         {
@@ -124,10 +152,10 @@ final class PublisherControl implements AutoCloseable
         {
             socketTransport.close(); // closed between the check above and the registration
         }
-        handle(socketTransport, hello);
+        handle(socketTransport, hello, pending);
     }
 
-    private void handle(final SocketMessageTransport transport, final byte[] hello)
+    private void handle(final SocketMessageTransport transport, final byte[] hello, final PendingHandshake pending)
     {
         SubscriberConnection connection = null;
         try
@@ -157,6 +185,7 @@ final class PublisherControl implements AutoCloseable
             });
             connection = (SubscriberConnection)admission.attachment();
             connection.ready = true;
+            pending.finish(); // admitted: the endpoint's handshake slot and deadline no longer apply
             lastAdmitted = connection;
             LOGGER.log(System.Logger.Level.INFO, "rdma publication " + name + ": subscriber " + connection.name +
                 " connected at position " + connection.joinPosition + " over " + endpoint.providerName());
@@ -172,18 +201,26 @@ final class PublisherControl implements AutoCloseable
         catch (final HandshakeException ex)
         {
             rejected.incrementAndGet();
-            RdmaCounters.set(rejectedCounter, rejected.get());
-            LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": rejected handshake from " +
-                transport.peer() + ": " + ex.getMessage() + "; nothing registered for it");
+            updateRejectedCounter();
+            listener.logRejection(ex.reason().name(), "rdma publication " + name + ": rejected handshake from " +
+                transport.peer() + ": " + listener.describe(ex, pending) + "; nothing registered for it");
         }
         catch (final RuntimeException ex)
         {
-            LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": control connection from " +
-                transport.peer() + " failed: " + ex);
             if (null != connection)
             {
+                LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": control connection from " +
+                    transport.peer() + " failed: " + ex);
                 connection.requestClose("control failure: " + ex);
                 awaitRetiredThenFree(connection);
+            }
+            else
+            {
+                // Failed before admission: a rejection like any other, counted and logged as one.
+                rejected.incrementAndGet();
+                updateRejectedCounter();
+                listener.logRejection("FAILED", "rdma publication " + name + ": rejected handshake from " +
+                    transport.peer() + ": " + ex + "; nothing registered for it");
             }
         }
         finally
@@ -202,6 +239,8 @@ final class PublisherControl implements AutoCloseable
         {
             throw new HandshakeException(HandshakeException.Reason.RESOURCES, "publication closing");
         }
+        // Before anything is registered: a subscriber may only have this NIC connect back to where it is.
+        endpoint.checkPeerNicAddress(offer.qp(), transport.socket().getInetAddress(), "CONNECT.qp");
         final int slot = statusSlots.acquire();
         MemoryRegion statusRegion = null;
         MemoryRegion sourceRegion = null;

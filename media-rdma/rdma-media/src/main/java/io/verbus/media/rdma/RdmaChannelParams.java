@@ -1,5 +1,8 @@
 package io.verbus.media.rdma;
 
+import io.verbus.ChannelUri;
+import org.agrona.SystemUtil;
+
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -12,6 +15,11 @@ import java.util.concurrent.TimeUnit;
  * On a publication the endpoint is the control address it listens on (bind); on a subscription it is the
  * publisher to connect to. Every key has an Aeron-style default; a bad value fails with an
  * {@link IllegalArgumentException} whose message names the key, the value and what is allowed.
+ * <p>
+ * Built once from the {@link ChannelUri} bus-core parsed: the common keys ({@code term-length}, {@code mtu},
+ * {@code window}, {@code session-id}) come from its typed, already validated getters; only the media's own keys
+ * are read here, sizes and durations with Agrona's {@link SystemUtil} parsers. The media then reads typed values
+ * only and never sees the raw map.
  */
 public final class RdmaChannelParams
 {
@@ -28,18 +36,23 @@ public final class RdmaChannelParams
     public static final String HEARTBEAT_KEY = "heartbeat";
     public static final String TIMEOUT_KEY = "timeout";
     public static final String SECRET_FILE_KEY = "secret-file";
+    /**
+     * Aeron's {@code session-id}: on a subscription, connect only to a publication with that session id (the
+     * handshake refuses any other before registering anything); on a publication, the session id it takes (set by
+     * Verbus, not the media).
+     */
+    public static final String SESSION_ID_KEY = "session-id";
 
     /** Every key an {@code rdma:} channel accepts; the media factory hands this set to the URI validator. */
     public static final Set<String> SUPPORTED_KEYS = Set.of(
         ENDPOINT_KEY, PROVIDER_KEY, TERM_LENGTH_KEY, MTU_KEY, WINDOW_KEY, FLOW_CONTROL_KEY, GROUP_TAG_KEY,
-        INLINE_KEY, SIGNAL_EVERY_KEY, QUEUE_DEPTH_KEY, HEARTBEAT_KEY, TIMEOUT_KEY, SECRET_FILE_KEY);
+        INLINE_KEY, SIGNAL_EVERY_KEY, QUEUE_DEPTH_KEY, HEARTBEAT_KEY, TIMEOUT_KEY, SECRET_FILE_KEY, SESSION_ID_KEY);
 
-    public static final int TERM_MIN_LENGTH = 64 * 1024;
-    public static final int TERM_MAX_LENGTH = 1024 * 1024 * 1024;
+    /** The keys only this media reads: {@link #SUPPORTED_KEYS} less bus-core's {@link ChannelUri#COMMON_KEYS}. */
+    public static final Set<String> MEDIA_KEYS = mediaKeys();
+
     public static final int TERM_DEFAULT_LENGTH = 1024 * 1024;
     public static final int MTU_DEFAULT_LENGTH = 1408;
-    public static final int MTU_MIN_LENGTH = 64;
-    public static final int MTU_MAX_LENGTH = 65504;
     public static final int WINDOW_MIN_LENGTH = 32;
     /** Inline requests are capped by the device; this default asks for the common ConnectX figure. */
     public static final int INLINE_DEFAULT_LENGTH = 128;
@@ -88,19 +101,13 @@ public final class RdmaChannelParams
     private final long heartbeatIntervalNs;
     private final long timeoutNs;
     private final String secretFile;
+    private final boolean sessionIdSet;
+    private final int sessionId;
 
-    private RdmaChannelParams(final Map<String, String> params)
+    private RdmaChannelParams(final ChannelUri uri)
     {
-        for (final String key : params.keySet())
-        {
-            if (!SUPPORTED_KEYS.contains(key))
-            {
-                throw new IllegalArgumentException(
-                    "rdma channel: unknown key '" + key + "' (supported: " + String.join(", ", sortedKeys()) + ")");
-            }
-        }
-
-        final String endpoint = params.get(ENDPOINT_KEY);
+        uri.validateKeys(MEDIA_KEYS);
+        final String endpoint = uri.get(ENDPOINT_KEY);
         if (null == endpoint || endpoint.isBlank())
         {
             throw new IllegalArgumentException("rdma channel: 'endpoint' is required (endpoint=host:port)");
@@ -119,50 +126,43 @@ public final class RdmaChannelParams
         endpointHost = host;
         endpointPort = (int)parseLongIn(ENDPOINT_KEY + " port", endpoint.substring(colon + 1), 0, 65535);
 
-        provider = parseEnum(PROVIDER_KEY, params.get(PROVIDER_KEY), Provider.AUTO, Provider.values());
+        provider = parseEnum(PROVIDER_KEY, uri.get(PROVIDER_KEY), Provider.AUTO, Provider.values());
 
-        termLengthSet = params.containsKey(TERM_LENGTH_KEY);
-        termLength = termLengthSet ? parseTermLength(params.get(TERM_LENGTH_KEY)) : TERM_DEFAULT_LENGTH;
+        // The common keys, typed and validated once by bus-core.
+        termLengthSet = uri.containsKey(TERM_LENGTH_KEY);
+        termLength = uri.termLength(TERM_DEFAULT_LENGTH);
+        mtuLength = uri.mtu(MTU_DEFAULT_LENGTH);
+        windowSet = uri.containsKey(WINDOW_KEY);
+        windowLength = uri.window(termLength);
+        sessionIdSet = uri.hasSessionId();
+        sessionId = sessionIdSet ? uri.sessionId() : 0;
 
-        mtuLength = params.containsKey(MTU_KEY) ?
-            (int)parseLength(MTU_KEY, params.get(MTU_KEY), MTU_MIN_LENGTH, MTU_MAX_LENGTH) : MTU_DEFAULT_LENGTH;
-        if (0 != (mtuLength & 31))
-        {
-            throw new IllegalArgumentException("rdma channel: 'mtu' must be a multiple of 32, got " + mtuLength);
-        }
+        flowControl = parseEnum(FLOW_CONTROL_KEY, uri.get(FLOW_CONTROL_KEY), FlowControl.MIN, FlowControl.values());
+        groupTagSet = uri.containsKey(GROUP_TAG_KEY);
+        groupTag = groupTagSet ? parseLongIn(GROUP_TAG_KEY, uri.get(GROUP_TAG_KEY), Long.MIN_VALUE, Long.MAX_VALUE) : 0;
 
-        windowSet = params.containsKey(WINDOW_KEY);
-        final int maxWindow = termLength / 2;
-        windowLength = windowSet ?
-            (int)parseLength(WINDOW_KEY, params.get(WINDOW_KEY), WINDOW_MIN_LENGTH, maxWindow) : maxWindow;
-
-        flowControl = parseEnum(FLOW_CONTROL_KEY, params.get(FLOW_CONTROL_KEY), FlowControl.MIN, FlowControl.values());
-        groupTagSet = params.containsKey(GROUP_TAG_KEY);
-        groupTag = groupTagSet ?
-            parseLongIn(GROUP_TAG_KEY, params.get(GROUP_TAG_KEY), Long.MIN_VALUE, Long.MAX_VALUE) : 0;
-
-        inlineLength = params.containsKey(INLINE_KEY) ?
-            (int)parseLength(INLINE_KEY, params.get(INLINE_KEY), 0, INLINE_MAX_LENGTH) : INLINE_DEFAULT_LENGTH;
-        queueDepth = params.containsKey(QUEUE_DEPTH_KEY) ?
-            (int)parseLongIn(QUEUE_DEPTH_KEY, params.get(QUEUE_DEPTH_KEY), QUEUE_DEPTH_MIN, QUEUE_DEPTH_MAX) :
+        inlineLength = uri.containsKey(INLINE_KEY) ?
+            (int)parseLength(INLINE_KEY, uri.get(INLINE_KEY), 0, INLINE_MAX_LENGTH) : INLINE_DEFAULT_LENGTH;
+        queueDepth = uri.containsKey(QUEUE_DEPTH_KEY) ?
+            (int)parseLongIn(QUEUE_DEPTH_KEY, uri.get(QUEUE_DEPTH_KEY), QUEUE_DEPTH_MIN, QUEUE_DEPTH_MAX) :
             QUEUE_DEPTH_DEFAULT;
         // Each batch posts two WRs; an unsignaled run must be reaped before the send queue fills.
-        signalEvery = params.containsKey(SIGNAL_EVERY_KEY) ?
-            (int)parseLongIn(SIGNAL_EVERY_KEY, params.get(SIGNAL_EVERY_KEY), 1, queueDepth / 4) :
+        signalEvery = uri.containsKey(SIGNAL_EVERY_KEY) ?
+            (int)parseLongIn(SIGNAL_EVERY_KEY, uri.get(SIGNAL_EVERY_KEY), 1, queueDepth / 4) :
             Math.min(SIGNAL_EVERY_DEFAULT, queueDepth / 4);
 
-        heartbeatIntervalNs = params.containsKey(HEARTBEAT_KEY) ?
-            parseDurationNs(HEARTBEAT_KEY, params.get(HEARTBEAT_KEY), HEARTBEAT_MIN_INTERVAL_NS,
+        heartbeatIntervalNs = uri.containsKey(HEARTBEAT_KEY) ?
+            parseDurationNs(HEARTBEAT_KEY, uri.get(HEARTBEAT_KEY), HEARTBEAT_MIN_INTERVAL_NS,
             HEARTBEAT_MAX_INTERVAL_NS) : HEARTBEAT_DEFAULT_INTERVAL_NS;
-        timeoutNs = params.containsKey(TIMEOUT_KEY) ?
-            parseDurationNs(TIMEOUT_KEY, params.get(TIMEOUT_KEY), 1, TIMEOUT_MAX_NS) : TIMEOUT_DEFAULT_NS;
+        timeoutNs = uri.containsKey(TIMEOUT_KEY) ?
+            parseDurationNs(TIMEOUT_KEY, uri.get(TIMEOUT_KEY), 1, TIMEOUT_MAX_NS) : TIMEOUT_DEFAULT_NS;
         if (timeoutNs < 2 * heartbeatIntervalNs)
         {
             throw new IllegalArgumentException("rdma channel: 'timeout' (" + timeoutNs + " ns) must be at least twice " +
                 "'heartbeat' (" + heartbeatIntervalNs + " ns), or a live peer would time out");
         }
 
-        secretFile = params.get(SECRET_FILE_KEY);
+        secretFile = uri.get(SECRET_FILE_KEY);
         if (null != secretFile && secretFile.isBlank())
         {
             throw new IllegalArgumentException("rdma channel: 'secret-file' must name a file");
@@ -170,15 +170,45 @@ public final class RdmaChannelParams
     }
 
     /**
-     * Parse and validate the key/value pairs of an {@code rdma:} channel.
+     * The rdma parameters of a channel bus-core has parsed.
      *
-     * @param params the channel's keys and values (the URI already split).
+     * @param uri the channel.
+     * @return the validated parameters.
+     * @throws IllegalArgumentException naming the offending key.
+     */
+    public static RdmaChannelParams from(final ChannelUri uri)
+    {
+        return new RdmaChannelParams(uri);
+    }
+
+    /**
+     * Parse and validate a whole {@code rdma:} channel string.
+     *
+     * @param channel such as {@code rdma:endpoint=127.0.0.1:40123|provider=shm}.
+     * @return the validated parameters.
+     * @throws IllegalArgumentException naming the offending key.
+     */
+    public static RdmaChannelParams parse(final String channel)
+    {
+        return from(ChannelUri.parse(channel));
+    }
+
+    /**
+     * Parse and validate the key/value pairs of an {@code rdma:} channel (tests and tools that hold a map).
+     *
+     * @param params the channel's keys and values.
      * @return the validated parameters.
      * @throws IllegalArgumentException naming the offending key.
      */
     public static RdmaChannelParams parse(final Map<String, String> params)
     {
-        return new RdmaChannelParams(params);
+        final StringBuilder channel = new StringBuilder(RdmaMediaFactory.SCHEME).append(':');
+        for (final Map.Entry<String, String> entry : params.entrySet())
+        {
+            channel.append(channel.length() > RdmaMediaFactory.SCHEME.length() + 1 ? "|" : "")
+                .append(entry.getKey()).append('=').append(entry.getValue());
+        }
+        return parse(channel.toString());
     }
 
     public String endpointHost()
@@ -252,6 +282,18 @@ public final class RdmaChannelParams
         return queueDepth;
     }
 
+    /** @return true when the channel names a {@code session-id}. */
+    public boolean isSessionIdSet()
+    {
+        return sessionIdSet;
+    }
+
+    /** @return the {@code session-id} a subscription insists on (valid when {@link #isSessionIdSet()}). */
+    public int sessionId()
+    {
+        return sessionId;
+    }
+
     public long heartbeatIntervalNs()
     {
         return heartbeatIntervalNs;
@@ -279,49 +321,20 @@ public final class RdmaChannelParams
      */
     public static long parseLength(final String key, final String value, final long min, final long max)
     {
-        if (null == value || value.isEmpty())
-        {
-            throw new IllegalArgumentException("rdma channel: '" + key + "' needs a value");
-        }
-        final String text = value.trim().toLowerCase(Locale.ROOT);
-        long multiplier = 1;
-        String digits = text;
-        final char last = text.charAt(text.length() - 1);
-        if ('k' == last || 'm' == last || 'g' == last)
-        {
-            multiplier = 'k' == last ? 1024L : 'm' == last ? 1024L * 1024 : 1024L * 1024 * 1024;
-            digits = text.substring(0, text.length() - 1);
-        }
-        final long number;
+        final long length;
         try
         {
-            number = Long.parseLong(digits);
+            length = SystemUtil.parseSize(key, null == value ? "" : value.trim());
         }
         catch (final NumberFormatException ex)
         {
             throw new IllegalArgumentException(
                 "rdma channel: '" + key + "' must be a length like 64k, 1m or 4096, got '" + value + "'", ex);
         }
-        if (number < 0 || number > Long.MAX_VALUE / multiplier)
-        {
-            throw new IllegalArgumentException("rdma channel: '" + key + "' out of range, got '" + value + "'");
-        }
-        final long length = number * multiplier;
         if (length < min || length > max)
         {
             throw new IllegalArgumentException("rdma channel: '" + key + "' must be in [" + min + ", " + max +
                 "] bytes, got '" + value + "'");
-        }
-        return length;
-    }
-
-    static int parseTermLength(final String value)
-    {
-        final int length = (int)parseLength(TERM_LENGTH_KEY, value, TERM_MIN_LENGTH, TERM_MAX_LENGTH);
-        if (Integer.bitCount(length) != 1)
-        {
-            throw new IllegalArgumentException(
-                "rdma channel: 'term-length' must be a power of two, got '" + value + "'");
         }
         return length;
     }
@@ -337,42 +350,22 @@ public final class RdmaChannelParams
      */
     public static long parseDurationNs(final String key, final String value, final long minNs, final long maxNs)
     {
-        if (null == value || value.isEmpty())
-        {
-            throw new IllegalArgumentException("rdma channel: '" + key + "' needs a value");
-        }
-        final String text = value.trim().toLowerCase(Locale.ROOT);
-        int split = text.length();
-        while (split > 0 && !Character.isDigit(text.charAt(split - 1)))
-        {
-            split--;
-        }
-        final String unit = text.substring(split);
-        final long scaleNs = switch (unit)
-        {
-            case "", "ns" -> 1L;
-            case "us" -> 1_000L;
-            case "ms" -> 1_000_000L;
-            case "s" -> 1_000_000_000L;
-            default -> throw new IllegalArgumentException("rdma channel: '" + key +
-                "' has unknown unit '" + unit + "' (use ns, us, ms or s), got '" + value + "'");
-        };
-        final long number;
+        final long durationNs;
         try
         {
-            number = Long.parseLong(text.substring(0, split));
+            durationNs = SystemUtil.parseDuration(key, null == value ? "" : value.trim().toLowerCase(Locale.ROOT));
         }
         catch (final NumberFormatException ex)
         {
             throw new IllegalArgumentException(
                 "rdma channel: '" + key + "' must be a duration like 100ms or 5s, got '" + value + "'", ex);
         }
-        if (number < 0 || number > Long.MAX_VALUE / scaleNs || number * scaleNs < minNs || number * scaleNs > maxNs)
+        if (durationNs < minNs || durationNs > maxNs)
         {
             throw new IllegalArgumentException("rdma channel: '" + key + "' must be in [" + minNs + ", " + maxNs +
                 "] ns, got '" + value + "'");
         }
-        return number * scaleNs;
+        return durationNs;
     }
 
     private static long parseLongIn(final String key, final String value, final long min, final long max)
@@ -418,11 +411,11 @@ public final class RdmaChannelParams
             "rdma channel: '" + key + "' must be one of " + allowed + ", got '" + value + "'");
     }
 
-    private static String[] sortedKeys()
+    private static Set<String> mediaKeys()
     {
-        final String[] keys = SUPPORTED_KEYS.toArray(new String[0]);
-        java.util.Arrays.sort(keys);
-        return keys;
+        final Set<String> keys = new java.util.HashSet<>(SUPPORTED_KEYS);
+        keys.removeAll(ChannelUri.COMMON_KEYS);
+        return Set.copyOf(keys);
     }
 
     public String toString()

@@ -1,6 +1,5 @@
 package io.verbus.media.rdma;
 
-import java.util.HashSet;
 import java.util.Set;
 
 import io.verbus.ChannelUri;
@@ -26,15 +25,6 @@ public final class RdmaMediaFactory implements MediaFactory
      */
     public static final String WRITE_PLACEMENT_PROP_NAME = "verbus.rdma.test.write.placement";
 
-    private static final Set<String> MEDIA_KEYS;
-
-    static
-    {
-        final Set<String> keys = new HashSet<>(RdmaChannelParams.SUPPORTED_KEYS);
-        keys.removeAll(ChannelUri.COMMON_KEYS);
-        MEDIA_KEYS = Set.copyOf(keys);
-    }
-
     public String scheme()
     {
         return SCHEME;
@@ -42,19 +32,19 @@ public final class RdmaMediaFactory implements MediaFactory
 
     public Set<String> supportedKeys()
     {
-        return MEDIA_KEYS;
+        return RdmaChannelParams.MEDIA_KEYS;
     }
 
     public MediaSender newSender(final MediaContext context, final ChannelUri uri, final PublicationLog log)
     {
-        final RdmaChannelParams params = RdmaChannelParams.parse(uri.params());
+        final RdmaChannelParams params = RdmaChannelParams.from(uri);
         return new RdmaSender(context, params, log, fabricContext(), RdmaSecret.resolve(params));
     }
 
     public MediaReceiver newReceiver(
         final MediaContext context, final ChannelUri uri, final int streamId, final ImageSink images)
     {
-        final RdmaChannelParams params = RdmaChannelParams.parse(uri.params());
+        final RdmaChannelParams params = RdmaChannelParams.from(uri);
         return new RdmaReceiver(context, params, streamId, images, fabricContext(), RdmaSecret.resolve(params));
     }
 

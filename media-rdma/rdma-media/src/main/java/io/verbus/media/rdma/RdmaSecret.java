@@ -5,6 +5,10 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
@@ -13,17 +17,31 @@ import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
  * Where the shared secret of the handshake comes from, first match wins: the channel's {@code secret-file},
  * the system property {@value #SECRET_FILE_PROP_NAME}, the system property {@value #SECRET_PROP_NAME}, the
  * environment variable {@value #SECRET_ENV_NAME}; otherwise a built-in development secret with one WARN line
- * (any process with the same build can then connect: fine on a laptop, never in production).
+ * (any process with the same build can then connect: fine on a laptop, never in production), or, with
+ * {@value #SECRET_REQUIRED_PROP_NAME}{@code =true} (or {@value #SECRET_REQUIRED_ENV_NAME}{@code =true}), a refusal
+ * to start.
+ * <p>
+ * Prefer the file: a system property shows in {@code ps} and {@code /proc/<pid>/cmdline}, an environment variable
+ * in {@code /proc/<pid>/environ}. A secret file must belong to this process's user (or root) and must not be
+ * writable by its group or others (whoever can write it can choose the secret); one readable by them is accepted
+ * with one WARN line. Every source is trimmed of surrounding white space, so the same secret with or without a
+ * trailing newline is the same secret wherever it comes from.
  */
 public final class RdmaSecret
 {
     public static final String SECRET_FILE_PROP_NAME = "verbus.rdma.secret.file";
     public static final String SECRET_PROP_NAME = "verbus.rdma.secret";
     public static final String SECRET_ENV_NAME = "VERBUS_RDMA_SECRET";
+    /** {@code true}: refuse to start an rdma publication or subscription unless a secret is configured. */
+    public static final String SECRET_REQUIRED_PROP_NAME = "verbus.rdma.secret.required";
+    /** Environment twin of {@link #SECRET_REQUIRED_PROP_NAME}, for deployments that set the environment only. */
+    public static final String SECRET_REQUIRED_ENV_NAME = "VERBUS_RDMA_SECRET_REQUIRED";
+    private static final int ROOT_UID = 0;
 
     private static final byte[] DEVELOPMENT_SECRET =
         "verbus-development-secret-do-not-use-in-production".getBytes(StandardCharsets.US_ASCII);
     private static final AtomicBoolean WARNED = new AtomicBoolean();
+    private static final Set<String> READABLE_WARNED = ConcurrentHashMap.newKeySet();
 
     private RdmaSecret()
     {
@@ -46,14 +64,22 @@ public final class RdmaSecret
             return fromFile(Path.of(file), "system property " + SECRET_FILE_PROP_NAME);
         }
         final String property = System.getProperty(SECRET_PROP_NAME);
-        if (null != property && !property.isEmpty())
+        if (null != property && !property.isBlank())
         {
-            return checked(property.getBytes(StandardCharsets.UTF_8), "system property " + SECRET_PROP_NAME);
+            return checked(property.strip().getBytes(StandardCharsets.UTF_8), "system property " + SECRET_PROP_NAME);
         }
         final String env = System.getenv(SECRET_ENV_NAME);
-        if (null != env && !env.isEmpty())
+        if (null != env && !env.isBlank())
         {
-            return checked(env.getBytes(StandardCharsets.UTF_8), "environment variable " + SECRET_ENV_NAME);
+            return checked(env.strip().getBytes(StandardCharsets.UTF_8), "environment variable " + SECRET_ENV_NAME);
+        }
+        if (isSecretRequired())
+        {
+            throw new IllegalStateException("rdma secret required (" + SECRET_REQUIRED_PROP_NAME + "=true or " +
+                SECRET_REQUIRED_ENV_NAME + "=true) but none is configured: set the channel key secret-file or " +
+                SECRET_FILE_PROP_NAME + " to a file of at least " + HandshakeAuthenticator.MIN_SECRET_LENGTH +
+                " bytes, mode 0600, owned by this user (preferred: " + SECRET_PROP_NAME + " and " + SECRET_ENV_NAME +
+                " are visible to other processes of the host)");
         }
         if (WARNED.compareAndSet(false, true))
         {
@@ -65,10 +91,51 @@ public final class RdmaSecret
         return DEVELOPMENT_SECRET.clone();
     }
 
+    /** @return true when {@link #SECRET_REQUIRED_PROP_NAME} or {@link #SECRET_REQUIRED_ENV_NAME} says so. */
+    public static boolean isSecretRequired()
+    {
+        final String property = System.getProperty(SECRET_REQUIRED_PROP_NAME);
+        final String value = null != property ? property : System.getenv(SECRET_REQUIRED_ENV_NAME);
+        return null != value && Boolean.parseBoolean(value.strip());
+    }
+
+    /**
+     * Refuses a secret file that someone else could have chosen: owned by another user (root excepted, as ssh
+     * does), or writable by its group or others. Warns once when others can read it.
+     */
+    static void checkFileSafety(final Path path, final String source) throws IOException
+    {
+        final int ownerUid = (Integer)Files.getAttribute(path, "unix:uid");
+        final int processUid = (Integer)Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        if (ownerUid != processUid && ownerUid != ROOT_UID)
+        {
+            throw new IllegalArgumentException("rdma secret file " + path + " named by " + source +
+                " is owned by uid " + ownerUid + ", not by this process's user (uid " + processUid +
+                ") or root: refusing it (chown it, mode 0600)");
+        }
+        final Set<PosixFilePermission> permissions = Files.getPosixFilePermissions(path);
+        if (permissions.contains(PosixFilePermission.GROUP_WRITE) ||
+            permissions.contains(PosixFilePermission.OTHERS_WRITE))
+        {
+            throw new IllegalArgumentException("rdma secret file " + path + " named by " + source +
+                " is writable by its group or others (" + PosixFilePermissions.toString(permissions) +
+                "): refusing it (chmod 600 " + path + ")");
+        }
+        if ((permissions.contains(PosixFilePermission.GROUP_READ) ||
+            permissions.contains(PosixFilePermission.OTHERS_READ)) && READABLE_WARNED.add(path.toString()))
+        {
+            System.getLogger(RdmaSecret.class.getName()).log(System.Logger.Level.WARNING,
+                "rdma secret file " + path + " is readable by its group or others (" +
+                PosixFilePermissions.toString(permissions) + "): anyone who can read it can connect; chmod 600 " +
+                path);
+        }
+    }
+
     private static byte[] fromFile(final Path path, final String source)
     {
         try
         {
+            checkFileSafety(path, source);
             final String text = Files.readString(path, StandardCharsets.UTF_8).strip();
             return checked(text.getBytes(StandardCharsets.UTF_8), source + " (" + path + ")");
         }

@@ -35,6 +35,12 @@ import org.agrona.concurrent.status.AtomicCounter;
  * Owned by one thread (the sender agent, or the exclusive publication's writer in direct mode). Connection
  * set-up and teardown run on the {@link PublisherControl} thread; they meet through a queue and a few volatile
  * flags, so the data path takes no lock, makes no system call and allocates nothing.
+ * <p>
+ * In direct mode the writer calls {@link #sendNow()} after each append: it posts the chains for the new frames and
+ * nothing else, unless a send queue has no room (then it reaps that queue's completions) or less than half a window
+ * of credit is left (then it reads the status slots and moves the limit, at most every eighth of a window, so a
+ * fast writer does not run into a stale limit). The rest of the duty cycle comes through {@link #doWork()} on the
+ * hand-off's cadence. The send path reads no clock: position blocks carry the time of the last duty cycle.
  */
 public final class RdmaSender implements MediaSender
 {
@@ -68,6 +74,9 @@ public final class RdmaSender implements MediaSender
 
     private SubscriberConnection[] connections = EMPTY;
     private long scanPosition;
+    private long creditsReadAtPosition;
+    /** The clock as of the last duty cycle or credit read: what the send path stamps position blocks with. */
+    private long cachedNowNs;
     private long lastLimit = -1;
     private long lastHousekeepingNs;
     private long tornReadCount;
@@ -129,7 +138,9 @@ public final class RdmaSender implements MediaSender
         connectionsCounter = subscribers;
         // The publication is NOT_CONNECTED with limit 0 until a subscriber is admitted: nothing is appended yet.
         scanPosition = log.producerPosition();
+        creditsReadAtPosition = scanPosition;
         lastHousekeepingNs = clock.nanoTime();
+        cachedNowNs = lastHousekeepingNs;
     }
 
     /** @return the TCP port the control endpoint listens on (useful with port 0). */
@@ -183,9 +194,46 @@ public final class RdmaSender implements MediaSender
         return true;
     }
 
+    /**
+     * The writer's send path (direct mode): post one chain per ready subscriber for the frames committed since the
+     * last send. See the class comment for the two things it also does, only when they are needed.
+     */
     public int sendNow()
     {
-        return doWork();
+        if (closed)
+        {
+            return 0;
+        }
+        int work = scan();
+        final long target = scanPosition;
+        final SubscriberConnection[] connections = this.connections;
+        for (final SubscriberConnection connection : connections)
+        {
+            if (connection.sentPosition < target && connection.ready && !connection.closeRequested)
+            {
+                work += send(connection, cachedNowNs);
+            }
+        }
+        if (lastLimit - target < windowLength / 2 && target - creditsReadAtPosition >= windowLength / 8)
+        {
+            work += readCredits();
+        }
+        return work;
+    }
+
+    /** Completions and status slots of every subscriber, then the limit: the credit half of the duty cycle. */
+    private int readCredits()
+    {
+        final long nowNs = clock.nanoTime();
+        cachedNowNs = nowNs;
+        creditsReadAtPosition = scanPosition;
+        int work = 0;
+        for (final SubscriberConnection connection : connections)
+        {
+            work += pollCompletions(connection);
+            work += readStatus(connection, nowNs);
+        }
+        return work + updateLimit();
     }
 
     public int doWork()
@@ -196,6 +244,8 @@ public final class RdmaSender implements MediaSender
         }
         int work = drainNewConnections();
         final long nowNs = clock.nanoTime();
+        cachedNowNs = nowNs;
+        creditsReadAtPosition = scanPosition;
         final SubscriberConnection[] connections = this.connections;
         for (final SubscriberConnection connection : connections)
         {
@@ -359,7 +409,13 @@ public final class RdmaSender implements MediaSender
         final int wrCount = batch.size() + 1;
         if (connection.wrsPosted - connection.wrsCompleted + wrCount > connection.sendQueueDepth)
         {
-            return 0; // the send queue is full until the next signaled completion is reaped
+            // Reap now rather than leave the chain to the next duty cycle: the writer's send path reaps only here.
+            pollCompletions(connection);
+            if (connection.closeRequested ||
+                connection.wrsPosted - connection.wrsCompleted + wrCount > connection.sendQueueDepth)
+            {
+                return 0; // the send queue is full until the next signaled completion is reaped
+            }
         }
 
         final long positionWrSeq = connection.wrsPosted + wrCount;
@@ -453,7 +509,10 @@ public final class RdmaSender implements MediaSender
             case MAX -> max;
             case TAGGED -> Long.MAX_VALUE == minTagged ? max : minTagged;
         };
-        long limit = pace + windowLength;
+        // Never past what the conductor has zeroed: it runs on its own thread, and in direct mode the limit moves
+        // on the writer's thread, so without this cap a fast writer laps a slow conductor (stale frames sent as
+        // new, or fresh frames zeroed under the sender).
+        final long limit = Math.min(pace + windowLength, log.maxPublisherLimit());
 
         if (RdmaChannelParams.FlowControl.MIN != params.flowControl())
         {

@@ -96,7 +96,9 @@ final class SubscriberConnection
         this.groupTag = groupTag;
         this.inlineLimit = inlineLimit;
         this.positionInline = qp.maxInlineData() >= SlotLayout.WRITE_LENGTH;
-        this.sendQueueDepth = qp.maxSendWorkRequests();
+        // At most one WR in flight per position source block: a block is rewritten only once its WR was reaped
+        // (a device may grant a deeper queue than the blocks registered for the requested depth).
+        this.sendQueueDepth = Math.min(qp.maxSendWorkRequests(), sourceBlockCount);
         this.counters = counters;
         this.transport = transport;
     }

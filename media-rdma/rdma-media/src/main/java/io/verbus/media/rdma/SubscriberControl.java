@@ -48,6 +48,7 @@ final class SubscriberControl implements AutoCloseable
     private final String name;
     private final long stepTimeoutMs;
     private final long lingerNs;
+    private final SubscriberLimits limits;
     private final Thread thread;
     private final AtomicCounter rejectedCounter;
     private final AtomicLong rejected = new AtomicLong();
@@ -56,6 +57,9 @@ final class SubscriberControl implements AutoCloseable
     private final AtomicInteger liveQueuePairs = new AtomicInteger();
     private final ArrayDeque<Lingering> lingering = new ArrayDeque<>();
     private final AtomicLong imageIds;
+    private final ConnectFailureLog connectFailures;
+    private final RateLimitedLog rejectionLog = new RateLimitedLog(LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
+    private final RateLimitedLog failureLog = new RateLimitedLog(LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
     private FabricEndpoint endpoint;
     private BlockPool positionBlocks;
     private BlockPool sourceBlocks;
@@ -85,6 +89,9 @@ final class SubscriberControl implements AutoCloseable
         this.name = "stream=" + streamId + " publisher=" + params.endpointHost() + ":" + params.endpointPort();
         this.stepTimeoutMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(params.timeoutNs()));
         this.lingerNs = Math.max(TimeUnit.SECONDS.toNanos(1), params.timeoutNs());
+        this.connectFailures = new ConnectFailureLog(LOGGER, name,
+            params.endpointHost() + ":" + params.endpointPort(), System::nanoTime);
+        this.limits = SubscriberLimits.fromSystemProperties();
         rejectedCounter = RdmaCounters.allocate(countersManager, RdmaCounters.HANDSHAKES_REJECTED_TYPE_ID,
             "rdma handshakes rejected: " + name);
         thread = Thread.ofPlatform().daemon().name("verbus-rdma-sub-" + streamId).unstarted(this::run);
@@ -124,6 +131,7 @@ final class SubscriberControl implements AutoCloseable
                 socket.connect(new InetSocketAddress(params.endpointHost(), params.endpointPort()),
                     (int)Math.min(stepTimeoutMs, 1000));
                 final SocketMessageTransport transport = new SocketMessageTransport(socket);
+                connectFailures.onConnected();
                 connection = connect(transport);
                 backoffMs = MIN_BACKOFF_MS;
                 while (running && !connection.retired && !connection.closeRequested)
@@ -138,20 +146,27 @@ final class SubscriberControl implements AutoCloseable
             {
                 rejected.incrementAndGet();
                 RdmaCounters.set(rejectedCounter, rejected.get());
-                LOGGER.log(System.Logger.Level.WARNING, "rdma subscription " + name + ": handshake failed: " +
-                    ex.getMessage() + "; nothing registered for it");
+                rejectionLog.log(System.Logger.Level.WARNING, "rdma subscription " + name + ": handshake failed: " +
+                    ex.getMessage() + "; nothing registered for it; retrying");
             }
             catch (final IOException ex)
             {
-                // publisher not there (yet): retry with backoff
+                // publisher not there (yet), or a typo: say which, rate-limited, and retry with backoff
+                if (null == connection && running)
+                {
+                    connectFailures.onFailure(ex);
+                }
                 if (null != connection)
                 {
                     connection.requestClose("control connection failed: " + ex);
                 }
             }
-            catch (final RuntimeException ex)
+            catch (final RuntimeException | InternalError ex)
             {
-                LOGGER.log(System.Logger.Level.WARNING, "rdma subscription " + name + ": " + ex);
+                // Whatever the environment throws (a full or read-only fabric directory, a SIGBUS turned into an
+                // InternalError by the JVM), this thread must live on and retry: it is the subscription's only way
+                // back to its publisher.
+                failureLog.log(System.Logger.Level.WARNING, "rdma subscription " + name + ": " + ex + "; retrying");
                 if (null != connection)
                 {
                     connection.requestClose("control failure: " + ex);
@@ -191,6 +206,8 @@ final class SubscriberControl implements AutoCloseable
                 final SubscriberHandshake.Accepted accepted) throws HandshakeException
             {
                 final Prepared prepared = (Prepared)offer.attachment();
+                prepared.endpoint.checkPeerNicAddress(
+                    accepted.publisherQp(), transport.socket().getInetAddress(), "ACCEPT.qp");
                 try
                 {
                     prepared.qp.connect(FabricEndpoint.toConnectionInfo(accepted.publisherQp()));
@@ -238,7 +255,20 @@ final class SubscriberControl implements AutoCloseable
         throws HandshakeException
     {
         HandshakeValidator.validateTermLength("CHALLENGE.termLength", publication.termLength());
-        final FabricEndpoint endpoint = endpointFor(publication.providerId());
+        if (params.isSessionIdSet() && publication.sessionId() != params.sessionId())
+        {
+            // Aeron's session-specific subscription: any other session is refused before anything is registered.
+            throw new HandshakeException(HandshakeException.Reason.SESSION_MISMATCH, "the publication's session is " +
+                publication.sessionId() + " but this subscription is for session-id=" + params.sessionId());
+        }
+        if (publication.termLength() > limits.maxTermLength())
+        {
+            throw new HandshakeException(HandshakeException.Reason.OUT_OF_RANGE, "CHALLENGE.termLength=" +
+                publication.termLength() + " exceeds this subscriber's cap " + SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME +
+                "=" + limits.maxTermLength() + " (a ring is three terms of pinned memory)");
+        }
+        final FabricEndpoint endpoint = withinRingMemory(endpointFor(publication.providerId()),
+            publication.providerId(), 3L * publication.termLength());
         MemorySegment ring = null;
         MemoryRegion ringRegion = null;
         int positionIndex = -1;
@@ -280,12 +310,36 @@ final class SubscriberControl implements AutoCloseable
             freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, qp, null, false);
             throw ex;
         }
-        catch (final RuntimeException ex)
+        catch (final RuntimeException | InternalError ex)
         {
             freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, qp, null, false);
             throw new HandshakeException(HandshakeException.Reason.RESOURCES,
                 "cannot register the ring: " + ex.getMessage(), ex);
         }
+    }
+
+    /**
+     * Keeps the ring memory this subscription holds under {@link SubscriberLimits#maxRingMemory()}. Device memory is
+     * only given back when the device closes, so when a new ring would pass the cap and no lingering ring can still
+     * be read, the endpoint is reopened afresh; while rings linger the attempt is refused and retried later.
+     */
+    private FabricEndpoint withinRingMemory(final FabricEndpoint endpoint, final int providerId, final long ringLength)
+        throws HandshakeException
+    {
+        if (endpoint.hasPooledRing(ringLength) || endpoint.ringBytesAllocated() + ringLength <= limits.maxRingMemory())
+        {
+            return endpoint;
+        }
+        if (lingering.isEmpty())
+        {
+            this.endpoint = null;
+            endpoint.close();
+            return endpointFor(providerId);
+        }
+        throw new HandshakeException(HandshakeException.Reason.RESOURCES, "a ring of " + ringLength +
+            " bytes would take this subscription's ring memory past " + SubscriberLimits.MAX_RING_MEMORY_PROP_NAME +
+            "=" + limits.maxRingMemory() + " (" + endpoint.ringBytesAllocated() + " held, some still lingering " +
+            "after a disconnect); retrying after the linger");
     }
 
     private FabricEndpoint endpointFor(final int providerId) throws HandshakeException
@@ -301,20 +355,27 @@ final class SubscriberControl implements AutoCloseable
             endpoint.close();
             endpoint = null;
         }
+        FabricEndpoint opened = null;
         try
         {
-            endpoint = FabricEndpoint.open(providerName, fabricContext);
+            opened = FabricEndpoint.open(providerName, fabricContext);
             positionBlocks = new BlockPool(
-                endpoint.device().allocateMemory((long)POSITION_BLOCKS * SlotLayout.BLOCK_LENGTH),
+                opened.device().allocateMemory((long)POSITION_BLOCKS * SlotLayout.BLOCK_LENGTH),
                 SlotLayout.BLOCK_LENGTH);
             final int sourceLength = params.queueDepth() * SlotLayout.BLOCK_LENGTH;
-            sourceBlocks = new BlockPool(endpoint.device().allocateMemory((long)POSITION_BLOCKS * sourceLength),
+            sourceBlocks = new BlockPool(opened.device().allocateMemory((long)POSITION_BLOCKS * sourceLength),
                 sourceLength);
+            endpoint = opened;
             return endpoint;
         }
-        catch (final RuntimeException ex)
+        catch (final RuntimeException | InternalError ex)
         {
-            throw new HandshakeException(HandshakeException.Reason.PROVIDER_MISMATCH,
+            // Half opened (e.g. the fabric directory filled up): close it, so the next attempt starts afresh.
+            if (null != opened)
+            {
+                opened.close();
+            }
+            throw new HandshakeException(HandshakeException.Reason.RESOURCES,
                 "cannot open fabric provider " + providerName + ": " + ex.getMessage(), ex);
         }
     }

@@ -55,6 +55,31 @@ final class MediaTestSupport
         return new PublicationLog(logBuffers, sessionId, streamId, limit);
     }
 
+    static boolean isRoot()
+    {
+        try
+        {
+            return java.nio.file.Files.readAllLines(Path.of("/proc/self/status")).stream()
+                .filter(line -> line.startsWith("Uid:"))
+                .anyMatch(line -> "0".equals(line.split("\\s+")[1]));
+        }
+        catch (final java.io.IOException ex)
+        {
+            return false;
+        }
+    }
+
+    /** Runs a command to completion (30 s at most) and fails with its output unless it exits 0. */
+    static void run(final String... command) throws Exception
+    {
+        final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final String output = new String(process.getInputStream().readAllBytes());
+        if (!process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS) || 0 != process.exitValue())
+        {
+            throw new AssertionError(String.join(" ", command) + " failed: " + output);
+        }
+    }
+
     static int initialTermId(final PublicationLog log)
     {
         return LogBufferDescriptor.initialTermId(log.logBuffers().metaDataBuffer());

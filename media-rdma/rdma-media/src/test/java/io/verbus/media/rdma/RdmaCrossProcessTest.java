@@ -4,7 +4,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
-import java.lang.management.ManagementFactory;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
@@ -40,38 +39,13 @@ class RdmaCrossProcessTest
 
     private List<String> java(final String... extra)
     {
-        final List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        for (final String argument : ManagementFactory.getRuntimeMXBean().getInputArguments())
-        {
-            if (argument.startsWith("--add-") || argument.startsWith("--enable-native-access") ||
-                argument.startsWith("--sun-misc"))
-            {
-                command.add(argument);
-            }
-        }
-        command.add("-Xmx256m");
-        command.add("-D" + RdmaSecret.SECRET_PROP_NAME + "=" + SECRET);
-        command.add("-D" + io.verbus.fabric.FabricContext.SHM_DIR_PROP_NAME + "=" + dir.resolve("fabric"));
-        command.addAll(List.of(extra));
-        command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
-        command.add(RdmaPeerMain.class.getName());
-        return command;
+        return PeerProcesses.javaCommand(SECRET, dir.resolve("fabric"), extra);
     }
 
     private static String readLine(final BufferedReader reader, final String prefix, final Process process)
         throws IOException
     {
-        String line;
-        while (null != (line = reader.readLine()))
-        {
-            if (line.startsWith(prefix) || line.startsWith("FAILED"))
-            {
-                return line;
-            }
-        }
-        throw new AssertionError("process ended (" + process.isAlive() + ") before printing " + prefix);
+        return PeerProcesses.readLine(reader, prefix, process);
     }
 
     private void runPair(final List<String> publisherPrefix, final List<String> subscriberPrefix,
@@ -244,24 +218,7 @@ class RdmaCrossProcessTest
 
     private static java.util.concurrent.BlockingQueue<String> lines(final Process process)
     {
-        final java.util.concurrent.BlockingQueue<String> lines = new java.util.concurrent.LinkedBlockingQueue<>();
-        Thread.ofVirtual().start(() ->
-        {
-            try (BufferedReader reader = new BufferedReader(
-                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
-            {
-                String line;
-                while (null != (line = reader.readLine()))
-                {
-                    lines.add(line);
-                }
-            }
-            catch (final IOException ignore)
-            {
-                // process gone
-            }
-        });
-        return lines;
+        return PeerProcesses.lines(process);
     }
 
     private static Field field(final Class<?> type, final String name) throws NoSuchFieldException

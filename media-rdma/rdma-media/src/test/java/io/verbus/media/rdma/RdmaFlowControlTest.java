@@ -8,10 +8,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The max and tagged strategies: who sets the pace, and what happens to a subscriber left behind. */
+/**
+ * The max and tagged strategies: who sets the pace, and what happens to a subscriber left behind; and the cap every
+ * strategy obeys, the part of the log the conductor has cleaned.
+ */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class RdmaFlowControlTest
 {
@@ -125,6 +129,49 @@ class RdmaFlowControlTest
                 "limit follows the tagged group: " + rig.appender.position() + " vs " + stalledAt);
             assertTrue(!taggedImage.closed && tagged.image() == taggedImage,
                 "a tagged subscriber is never dropped for being slow");
+        }
+    }
+
+    @Test
+    void shouldNeverRaiseTheLimitPastTheLogTheConductorHasCleaned()
+    {
+        final int termLength = 64 * 1024;
+        try (RdmaRig rig = new RdmaRig(dir, "shm", termLength, null))
+        {
+            final RdmaRig.Subscriber subscriber = rig.addSubscriber();
+            rig.awaitCondition("admitted", 20_000, () -> subscriber.image() != null && rig.log.isConnected());
+            final MessageStream.Checker checker = new MessageStream.Checker(0);
+            final TestImageSink.TestImage image = subscriber.image();
+
+            // The conductor falls behind: nothing is cleaned past position 0, so the log is zero only below 3 terms.
+            rig.appender.stopCleaning();
+            long sequence = 0;
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            long idleCycles = 0;
+            while (idleCycles < 200 && System.nanoTime() < deadlineNs)
+            {
+                final int length = MessageStream.encode(message, sequence);
+                int work = 0;
+                if (rig.appender.offer(message, 0, length) > 0)
+                {
+                    sequence++;
+                    work++;
+                }
+                work += rig.dutyCycle();
+                work += image.poll(checker, 256);
+                idleCycles = 0 == work ? idleCycles + 1 : 0;
+            }
+            assertNull(checker.failure);
+            assertEquals(sequence, checker.received, "the subscriber consumed everything published");
+            assertEquals(rig.appender.position(), image.position);
+            // Consumed + window would let the publisher on; the clean position holds it at two terms past it.
+            assertEquals(2L * termLength, rig.log.publisherLimit().get(), "limit capped by the clean position");
+            assertTrue(rig.appender.position() <= 2L * termLength, "nothing written into the uncleaned partition");
+
+            // The conductor catches up: the limit moves on.
+            rig.log.cleanPosition(termLength);
+            rig.dutyCycle();
+            assertEquals(Math.min(image.position + termLength / 2, 3L * termLength), rig.log.publisherLimit().get());
         }
     }
 }

@@ -4,7 +4,15 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
+import io.aeron.logbuffer.BufferClaim;
+import io.aeron.logbuffer.FragmentHandler;
+import io.verbus.ExclusivePublication;
+import io.verbus.Subscription;
+import io.verbus.ThreadingMode;
+import io.verbus.Verbus;
+import io.verbus.fabric.FabricContext;
 import org.agrona.ExpandableArrayBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -13,11 +21,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** After warm-up, the sender's and receiver's duty cycles (post, poll CQ, status, limits) allocate nothing. */
+/**
+ * After warm-up, the sender's and receiver's duty cycles (post, poll CQ, status, limits) and the direct-mode send
+ * path allocate nothing; nor do an exclusive publication's offer, tryClaim/commit/abort and flush in direct mode.
+ */
 class RdmaHotPathAllocationTest
 {
     @TempDir
     Path dir;
+
+    @TempDir
+    static Path fabricDir;
 
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -46,6 +60,7 @@ class RdmaHotPathAllocationTest
                         sequence[0]++;
                     }
                 }
+                sender.sendNow(); // the direct-mode writer's send path
                 sender.doWork();
                 receiver.doWork();
                 image.poll(checker, 64);
@@ -65,6 +80,104 @@ class RdmaHotPathAllocationTest
             assertNull(checker.failure);
             assertTrue(checker.received > 30_000, "messages flowed: " + checker.received);
             assertEquals(0, allocated, "bytes allocated on the data path");
+        }
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void shouldAllocateNothingInDirectModeOnOfferClaimCommitAbortFlushAndPollAfterWarmUp()
+    {
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+        final String previousSecret = System.setProperty(RdmaSecret.SECRET_PROP_NAME, "allocation-test-secret-0123456789");
+        final String previousShmDir = System.setProperty(FabricContext.SHM_DIR_PROP_NAME, fabricDir.toString());
+        // Invoker mode: the driver's agents run on this thread too, so everything measured is on one thread.
+        try (Verbus verbus = Verbus.launch(new Verbus.Context().dir(dir.resolve("verbus").toString())
+            .threadingMode(ThreadingMode.INVOKER).idleStrategy("sleeping")))
+        {
+            final ExclusivePublication publication =
+                verbus.addExclusivePublication("rdma:endpoint=127.0.0.1:0|provider=shm|term-length=1m", 5001);
+            final Subscription subscription = verbus.addSubscription(
+                "rdma:endpoint=127.0.0.1:" + RdmaVerbusTest.controlPort(verbus.countersReader()) + "|provider=shm", 5001);
+            final long connectDeadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!publication.isConnected() || 0 == subscription.imageCount())
+            {
+                assertTrue(System.nanoTime() < connectDeadlineNs, "connected");
+                verbus.invoke();
+                RdmaRig.sleepMicros(100);
+            }
+            final MessageStream.Checker checker = new MessageStream.Checker(0);
+            final UnsafeBuffer view = new UnsafeBuffer(0, 0);
+            final FragmentHandler handler = (buffer, offset, length, header) ->
+            {
+                view.wrap(buffer, offset, length);
+                checker.onFragment(view, 0, length);
+            };
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+            final BufferClaim claim = new BufferClaim();
+            final long[] sequence = { 0 };
+            final Runnable cycle = () ->
+            {
+                final long next = sequence[0];
+                final int length = MessageStream.encode(message, next);
+                final long result;
+                if (0 == (next & 1))
+                {
+                    result = publication.offer(message, 0, length);
+                }
+                else if ((result = publication.tryClaim(length, claim)) > 0)
+                {
+                    claim.buffer().putBytes(claim.offset(), message, 0, length);
+                    claim.commit();
+                }
+                if (result > 0)
+                {
+                    sequence[0]++;
+                    if (0 == next % 7 && publication.tryClaim(48, claim) > 0)
+                    {
+                        claim.abort();
+                    }
+                }
+                else
+                {
+                    publication.flush();
+                }
+                verbus.invoke();
+                subscription.poll(handler, 64);
+            };
+
+            for (int i = 0; i < 100_000; i++)
+            {
+                cycle.run();
+            }
+            final long threadId = Thread.currentThread().threadId();
+            final long before = threads.getThreadAllocatedBytes(threadId);
+            final long receivedBefore = checker.received;
+            for (int i = 0; i < 50_000; i++)
+            {
+                cycle.run();
+            }
+            final long allocated = threads.getThreadAllocatedBytes(threadId) - before;
+            assertNull(checker.failure);
+            assertTrue(checker.received - receivedBefore > 10_000, "messages flowed: " + checker.received);
+            assertEquals(0, allocated, "bytes allocated by offer, claim, commit, abort, flush, invoke and poll");
+        }
+        finally
+        {
+            restore(RdmaSecret.SECRET_PROP_NAME, previousSecret);
+            restore(FabricContext.SHM_DIR_PROP_NAME, previousShmDir);
+        }
+    }
+
+    private static void restore(final String name, final String value)
+    {
+        if (null == value)
+        {
+            System.clearProperty(name);
+        }
+        else
+        {
+            System.setProperty(name, value);
         }
     }
 }

@@ -32,6 +32,8 @@ final class RdmaRig implements AutoCloseable
     final FabricContext publisherFabric;
     final List<Subscriber> subscribers = new ArrayList<>();
     final Map<String, String> extraParams;
+    /** The shm directory subscribers added from now on use (the same files seen through another mount), or null. */
+    Path subscriberShmDirectory;
 
     /** A subscription: its receiver, its sink and its own fabric (so it can be killed alone). */
     static final class Subscriber
@@ -118,6 +120,10 @@ final class RdmaRig implements AutoCloseable
     {
         final TestImageSink sink = new TestImageSink();
         final FabricContext fabric = fabricContext(null == faults ? new FaultInjection() : faults);
+        if (null != subscriberShmDirectory)
+        {
+            fabric.shmDirectory(subscriberShmDirectory);
+        }
         final String[] all = new String[overrides.length + 2];
         all[0] = "endpoint";
         all[1] = endpoint();

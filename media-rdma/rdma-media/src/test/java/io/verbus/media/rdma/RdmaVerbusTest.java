@@ -15,6 +15,7 @@ import io.verbus.Subscription;
 import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
 import io.verbus.counters.CounterTypes;
+import io.verbus.log.FrameWriter;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersReader;
@@ -352,7 +353,7 @@ class RdmaVerbusTest
 
             offerAndReceive(publication, message, 1_000, 2_000, subscriptions, checkers);
 
-            // A committed claim with no flush is sent by the sender agent once the writer is idle.
+            // A committed claim with no flush is sent by its commit (or, without the commit signal, by the agent).
             final BufferClaim claim = new BufferClaim();
             final int length = MessageStream.encode(message, 2_000);
             final long claimDeadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -383,6 +384,105 @@ class RdmaVerbusTest
             assertEquals(connectionsBefore, publisherConnections(verbus.countersReader(), 2003),
                 "the publisher still serves the two original connections, with their original QPs and rkeys");
             assertTrue(publication.isConnected());
+        }
+    }
+
+    @Test
+    void shouldDropTheConnectionOfAnImageThatFoundACorruptFrameSoThePublisherMovesOnAndTheSubscriberRejoins()
+    {
+        try (Verbus verbus = launch())
+        {
+            final int termLength = 64 * 1024;
+            final ExclusivePublication publication = verbus.addExclusivePublication(
+                "rdma:endpoint=127.0.0.1:0|provider=shm|term-length=64k", 2004);
+            final int port = controlPort(verbus.countersReader());
+            final AtomicInteger available = new AtomicInteger();
+            final AtomicInteger unavailable = new AtomicInteger();
+            final Subscription subscription = verbus.addSubscription(
+                "rdma:endpoint=127.0.0.1:" + port + "|provider=shm", 2004,
+                image -> available.incrementAndGet(), image -> unavailable.incrementAndGet());
+            awaitTrue("connected", () -> publication.isConnected() && 1 == available.get());
+
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+            for (int i = 0; i < 10; i++)
+            {
+                final int length = MessageStream.encode(message, i);
+                awaitTrue("offered", () -> publication.offer(message, 0, length) > 0);
+            }
+            // The bound covers all ten frames (the receiver's lag counter shows it) before the image reads one.
+            awaitTrue("all ten below the bound",
+                () -> publication.position() == receiverLag(verbus.countersReader(), 2004));
+
+            // Reading the first frame, a faulty remote writer's damage appears in the second, below the bound.
+            assertEquals(1, subscription.poll((buffer, offset, length, header) ->
+                ((UnsafeBuffer)buffer).putIntRelease(header.offset() + FrameWriter.align(header.frameLength()), 0),
+                1));
+            awaitTrue("image unavailable", () -> 1 == unavailable.get(),
+                () -> subscription.poll((buffer, offset, length, header) -> {}, 10));
+            assertEquals(0, subscription.imageCount());
+
+            // The connection was let go: the publisher does not stay back pressured on the dead image, and the
+            // subscriber rejoins with a new image that gets everything published from then on.
+            awaitTrue("rejoined with a new image", () -> 2 == available.get() && 1 == subscription.imageCount());
+            final MessageStream.Checker checker = new MessageStream.Checker(-1);
+            final UnsafeBuffer view = new UnsafeBuffer(0, 0);
+            final long firstAfter = 1_000;
+            long sequence = firstAfter;
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (publication.position() < 3L * termLength || checker.expected < sequence)
+            {
+                assertTrue(System.nanoTime() < deadlineNs, "stuck at " + sequence + ", position " +
+                    publication.position() + ", limit " + publication.positionLimit() + ", received " +
+                    checker.received + " " + checker.failure);
+                final int length = MessageStream.encode(message, sequence);
+                if (publication.offer(message, 0, length) > 0)
+                {
+                    sequence++;
+                }
+                if (0 == subscription.poll((buffer, offset, length2, header) ->
+                {
+                    view.wrap(buffer, offset, length2);
+                    checker.onFragment(view, 0, length2);
+                }, 100))
+                {
+                    RdmaRig.sleepMicros(50);
+                }
+            }
+            assertNull(checker.failure);
+            assertTrue(checker.expected - checker.received >= firstAfter, "the new image joined after the damage");
+            assertEquals(1, unavailable.get());
+        }
+    }
+
+    /** @return the receiver's "subscriber lag" for a stream: its bound minus its image's position. */
+    private static long receiverLag(final CountersReader counters, final int streamId)
+    {
+        final long[] lag = { -1 };
+        counters.forEach((counterId, typeId, keyBuffer, label) ->
+        {
+            if (RdmaCounters.SUBSCRIBER_LAG_TYPE_ID == typeId && label.contains("stream=" + streamId + " publisher=") &&
+                label.contains(" image="))
+            {
+                lag[0] = counters.getCounterValue(counterId);
+            }
+        });
+        return lag[0];
+    }
+
+    private static void awaitTrue(final String what, final java.util.function.BooleanSupplier condition)
+    {
+        awaitTrue(what, condition, () -> {});
+    }
+
+    private static void awaitTrue(
+        final String what, final java.util.function.BooleanSupplier condition, final Runnable step)
+    {
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!condition.getAsBoolean())
+        {
+            assertTrue(System.nanoTime() < deadlineNs, "timed out waiting for: " + what);
+            step.run();
+            RdmaRig.sleepMicros(200);
         }
     }
 

@@ -12,7 +12,8 @@ import org.agrona.concurrent.UnsafeBuffer;
 /**
  * A single-writer appender for tests (bus-core owns the real one): Aeron's frame layout, tail first, frame
  * length last with release semantics, padding at term ends, and the publisher limit and connection state the
- * media sets.
+ * media sets. It also plays the driver's conductor: it cleans the log behind the limit and publishes the clean
+ * position that caps the limit.
  */
 final class TestLogAppender
 {
@@ -27,6 +28,7 @@ final class TestLogAppender
     private final int initialTermId;
     private int termCount;
     private int termOffset;
+    private boolean cleansLikeTheConductor = true;
 
     TestLogAppender(final PublicationLog log)
     {
@@ -36,6 +38,12 @@ final class TestLogAppender
         this.headerWriter = HeaderWriter.newInstance(LogBufferDescriptor.defaultFrameHeader(metaData));
         this.termLength = log.termLength();
         this.initialTermId = log.initialTermId();
+    }
+
+    /** From now on this appender no longer cleans the log: a conductor that has fallen behind. */
+    void stopCleaning()
+    {
+        cleansLikeTheConductor = false;
     }
 
     long position()
@@ -52,6 +60,7 @@ final class TestLogAppender
         final int frameLength = DataHeaderFlyweight.HEADER_LENGTH + length;
         final int alignedLength = BitUtil.align(frameLength, FrameDescriptor.FRAME_ALIGNMENT);
         final long limit = log.publisherLimit().getVolatile();
+        clean(limit);
         if (termOffset + alignedLength > termLength)
         {
             if (position() + (termLength - termOffset) + alignedLength > limit)
@@ -76,6 +85,29 @@ final class TestLogAppender
         return position();
     }
 
+    /**
+     * What the driver's conductor does for a media log: zero the log up to one term behind the limit, then
+     * publish the clean position, which lets the media raise the limit further.
+     */
+    private void clean(final long limit)
+    {
+        final long target = limit - termLength;
+        long cleaned = log.cleanPosition();
+        if (!cleansLikeTheConductor || target <= cleaned)
+        {
+            return;
+        }
+        while (cleaned < target)
+        {
+            final int termOffset = (int)(cleaned & (termLength - 1));
+            final int length = (int)Math.min(termLength - termOffset, target - cleaned);
+            terms[LogBufferDescriptor.indexByPosition(cleaned, log.positionBitsToShift())]
+                .setMemory(termOffset, length, (byte)0);
+            cleaned += length;
+        }
+        log.cleanPosition(cleaned);
+    }
+
     private void pad()
     {
         final int termId = initialTermId + termCount;
@@ -90,9 +122,6 @@ final class TestLogAppender
             FrameDescriptor.frameType(term, frameOffset, FrameDescriptor.PADDING_FRAME_TYPE);
             FrameDescriptor.frameLengthOrdered(term, frameOffset, padLength);
         }
-        // Clean the partition two terms ahead, as the driver's conductor would, before the log moves on.
-        final int nextPartition = (termCount + 1) % LogBufferDescriptor.PARTITION_COUNT;
-        terms[nextPartition].setMemory(0, termLength, (byte)0);
         LogBufferDescriptor.rotateLog(metaData, termCount, termId);
         termCount++;
         termOffset = 0;

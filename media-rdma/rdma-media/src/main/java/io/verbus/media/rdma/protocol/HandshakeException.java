@@ -18,7 +18,8 @@ public final class HandshakeException extends Exception
         RESOURCES(7),
         TIMEOUT(8),
         PEER_REJECTED(9),
-        CLOSED(10);
+        CLOSED(10),
+        SESSION_MISMATCH(11);
 
         private final int code;
 

@@ -21,7 +21,7 @@ public final class HandshakeValidator
     public static final int FRAME_ALIGNMENT = 32;
     /** Remote addresses we accept are at least 8-byte aligned: the blocks hold 8-byte values. */
     public static final int MIN_REMOTE_ALIGNMENT = 8;
-    public static final int MAX_PROVIDER_ID = 3;
+    public static final int MAX_PROVIDER_ID = ProviderIds.MAX;
 
     private HandshakeValidator()
     {
@@ -143,12 +143,13 @@ public final class HandshakeValidator
         if (providerId < 1 || providerId > MAX_PROVIDER_ID)
         {
             throw new HandshakeException(OUT_OF_RANGE, "CHALLENGE.providerId=" + providerId + " not in [1, " +
-                MAX_PROVIDER_ID + "]");
+                MAX_PROVIDER_ID + "] (shm, tcp, verbs)");
         }
         if (0 != requiredProviderId && providerId != requiredProviderId)
         {
-            throw new HandshakeException(HandshakeException.Reason.PROVIDER_MISMATCH, "CHALLENGE.providerId=" +
-                providerId + " but this subscription requires provider " + requiredProviderId);
+            throw new HandshakeException(HandshakeException.Reason.PROVIDER_MISMATCH, "the publisher uses provider " +
+                ProviderIds.name(providerId) + " but this subscription requires provider=" +
+                ProviderIds.name(requiredProviderId) + " (CHALLENGE.providerId=" + providerId + ")");
         }
         if (0 != challenge.reserved())
         {

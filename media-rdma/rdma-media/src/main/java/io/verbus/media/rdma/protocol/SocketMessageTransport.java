@@ -6,6 +6,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.util.concurrent.TimeUnit;
 
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
@@ -54,12 +55,16 @@ public final class SocketMessageTransport implements MessageTransport
         }
     }
 
+    /**
+     * Receives one whole message within {@code timeoutMs}: the timeout bounds the message, not each read, so a peer
+     * that dribbles a byte at a time cannot hold the connection longer than that.
+     */
     public int receive(final MutableDirectBuffer buffer, final long timeoutMs) throws HandshakeException
     {
+        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, timeoutMs));
         try
         {
-            socket.setSoTimeout((int)Math.min(Integer.MAX_VALUE, Math.max(1, timeoutMs)));
-            readFully(0, HandshakeHeader.LENGTH);
+            readFully(0, HandshakeHeader.LENGTH, deadlineNs);
             final int length = HandshakeHeader.length(view, 0);
             if (length < HandshakeHeader.LENGTH || length > HandshakeHeader.MAX_MESSAGE_LENGTH)
             {
@@ -67,7 +72,7 @@ public final class SocketMessageTransport implements MessageTransport
                     " from " + peer + " not in [" + HandshakeHeader.LENGTH + ", " +
                     HandshakeHeader.MAX_MESSAGE_LENGTH + "]");
             }
-            readFully(HandshakeHeader.LENGTH, length - HandshakeHeader.LENGTH);
+            readFully(HandshakeHeader.LENGTH, length - HandshakeHeader.LENGTH, deadlineNs);
             buffer.putBytes(0, bytes, 0, length);
             return length;
         }
@@ -107,12 +112,18 @@ public final class SocketMessageTransport implements MessageTransport
         }
     }
 
-    private void readFully(final int offset, final int length) throws IOException
+    private void readFully(final int offset, final int length, final long deadlineNs) throws IOException
     {
         int position = offset;
         final int end = offset + length;
         while (position < end)
         {
+            final long remainingMs = TimeUnit.NANOSECONDS.toMillis(deadlineNs - System.nanoTime());
+            if (remainingMs <= 0)
+            {
+                throw new SocketTimeoutException("message incomplete at its deadline");
+            }
+            socket.setSoTimeout((int)Math.min(Integer.MAX_VALUE, remainingMs));
             final int read = in.read(bytes, position, end - position);
             if (read < 0)
             {

@@ -135,8 +135,10 @@ class HandshakeTest
             new HandshakeFixtures.CountingPublisherResources(),
             new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID, 3, false, 0, 2000),
             subscriberResources);
-        assertEquals(HandshakeException.Reason.PROVIDER_MISMATCH,
-            assertInstanceOf(HandshakeException.class, outcome.subscriber()).reason());
+        final HandshakeException mismatch = assertInstanceOf(HandshakeException.class, outcome.subscriber());
+        assertEquals(HandshakeException.Reason.PROVIDER_MISMATCH, mismatch.reason());
+        assertTrue(mismatch.getMessage().contains("uses provider " + ProviderIds.name(SHAPE.providerId()) +
+            " but this subscription requires provider=verbs"), mismatch.getMessage());
         assertEquals(0, subscriberResources.prepared.get());
     }
 

@@ -1,0 +1,174 @@
+package io.verbus.log;
+
+import io.aeron.logbuffer.FrameDescriptor;
+import io.aeron.logbuffer.LogBufferDescriptor;
+import io.aeron.protocol.DataHeaderFlyweight;
+import io.aeron.protocol.HeaderFlyweight;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
+
+/**
+ * Pads over space in a log that was claimed but never committed, so that the frames after it reach readers again.
+ * <p>
+ * A concurrent publication claims space with one atomic add and commits it later with a release store of the
+ * frame length. If the committing never happens (a {@code BufferClaim} neither committed nor aborted, a writer
+ * thread that died between claim and commit), readers stop at that frame for ever, the publisher limit stops
+ * rising and every later offer is back pressured. The conductor calls {@link #unblock} once a log's committed
+ * frames have stopped short of its tail for the unblock timeout (as Aeron's driver does).
+ * <p>
+ * What it finds at the blocked position:
+ * <ul>
+ *     <li>a negative length: a header written but not committed ({@link FrameWriter#writeHeader} stores the length
+ *     negated first). It is turned into padding of exactly that length with one compare-and-set of the header's
+ *     first word (length, version, flags, type), so a writer that commits at the same moment either wins (its
+ *     frame stands) or commits into a padding frame of the same length (its message is skipped, no frame is
+ *     damaged);</li>
+ *     <li>zero: the header was never written. The padding then runs to the next frame that has a length, or to the
+ *     tail read before the scan, and is set with a compare-and-set from zero; every aligned length word in between
+ *     is checked to still be zero first;</li>
+ *     <li>a positive length: committed in the meantime, nothing to do.</li>
+ * </ul>
+ * A term padded to its end whose writer died before rotating the log is rotated here.
+ * <p>
+ * The risk accepted (the same as Aeron's): a writer that is merely slow, and still writing after the timeout, loses
+ * its message (it lands inside padding), and in the zero case a header it writes later replaces the padding, so
+ * readers that had not yet passed it see that writer's frame followed by another hole (padded after another
+ * timeout). Frames readers see stay well-formed; nothing is read out of bounds.
+ */
+public final class LogUnblocker
+{
+    /** Nothing to pad: the frame was committed meanwhile, or the position is not a hole. */
+    public static final int NO_ACTION = 0;
+
+    /** A padding frame now covers the hole. */
+    public static final int UNBLOCKED = 1;
+
+    /** The hole ran to the end of the term: it is padded, and the log rotated if no writer had. */
+    public static final int UNBLOCKED_TO_END = 2;
+
+    private LogUnblocker()
+    {
+    }
+
+    /**
+     * Pads over the uncommitted space at {@code blockedPosition} if there is any.
+     *
+     * @param termBuffers     the three partitions.
+     * @param metaDataBuffer  the log metadata (tails, active term count).
+     * @param initialTermId   of the log.
+     * @param blockedPosition where the committed frames stop, below the tail.
+     * @return {@link #NO_ACTION}, {@link #UNBLOCKED} or {@link #UNBLOCKED_TO_END}.
+     */
+    public static int unblock(
+        final UnsafeBuffer[] termBuffers,
+        final UnsafeBuffer metaDataBuffer,
+        final int initialTermId,
+        final long blockedPosition)
+    {
+        final int termLength = termBuffers[0].capacity();
+        final int positionBitsToShift = LogBufferDescriptor.positionBitsToShift(termLength);
+        final int blockedTermCount = (int)(blockedPosition >>> positionBitsToShift);
+        final int blockedOffset = (int)blockedPosition & (termLength - 1);
+        final int activeTermCount = LogBufferDescriptor.activeTermCount(metaDataBuffer);
+
+        if (0 == blockedOffset && activeTermCount == blockedTermCount - 1)
+        {
+            // The previous term is complete (padded to its end) but the writer that padded it never rotated.
+            final int activeIndex = LogBufferDescriptor.indexByTermCount(activeTermCount);
+            final int activeTermId =
+                LogBufferDescriptor.termId(LogBufferDescriptor.rawTailVolatile(metaDataBuffer, activeIndex));
+            LogBufferDescriptor.rotateLog(metaDataBuffer, activeTermCount, activeTermId);
+            return UNBLOCKED_TO_END;
+        }
+
+        final int index = LogBufferDescriptor.indexByTermCount(blockedTermCount);
+        final long rawTail = LogBufferDescriptor.rawTailVolatile(metaDataBuffer, index);
+        final int termId = LogBufferDescriptor.termId(rawTail);
+        if (termId != initialTermId + blockedTermCount)
+        {
+            return NO_ACTION; // the partition does not hold the blocked term (yet or any more)
+        }
+        final int tailOffset = LogBufferDescriptor.termOffset(rawTail, termLength);
+        if (blockedOffset >= tailOffset)
+        {
+            return NO_ACTION; // nothing claimed at the position
+        }
+
+        final UnsafeBuffer termBuffer = termBuffers[index];
+        final long firstWord = termBuffer.getLongVolatile(blockedOffset);
+        final int frameLength = (int)firstWord;
+        if (frameLength > 0)
+        {
+            return NO_ACTION;
+        }
+
+        final int paddingLength;
+        final long expectedWord;
+        if (frameLength < 0)
+        {
+            paddingLength = -frameLength;
+            if (paddingLength < HEADER_LENGTH || FrameWriter.align(paddingLength) > tailOffset - blockedOffset)
+            {
+                return NO_ACTION; // not a header this log's writers wrote: leave it for the readers' checks
+            }
+            expectedWord = firstWord;
+        }
+        else
+        {
+            paddingLength = zeroRunLength(termBuffer, blockedOffset, tailOffset);
+            if (0 == paddingLength)
+            {
+                return NO_ACTION;
+            }
+            expectedWord = 0;
+        }
+
+        // The fields after the first word carry the same values whoever writes them, so plain stores are enough.
+        final UnsafeBuffer defaultHeader = LogBufferDescriptor.defaultFrameHeader(metaDataBuffer);
+        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET, blockedOffset);
+        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET,
+            defaultHeader.getInt(DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET));
+        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET,
+            defaultHeader.getInt(DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET));
+        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET, termId);
+        final long paddingWord =
+            FrameWriter.firstHeaderWord(paddingLength, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_PAD);
+        if (!termBuffer.compareAndSetLong(blockedOffset, expectedWord, paddingWord))
+        {
+            return NO_ACTION; // the writer got there first: its frame stands
+        }
+
+        if (blockedOffset + FrameWriter.align(paddingLength) < termLength)
+        {
+            return UNBLOCKED;
+        }
+        if (LogBufferDescriptor.activeTermCount(metaDataBuffer) == blockedTermCount)
+        {
+            LogBufferDescriptor.rotateLog(metaDataBuffer, blockedTermCount, termId);
+        }
+        return UNBLOCKED_TO_END;
+    }
+
+    /**
+     * @return the length of the run of never-written frames from {@code offset}: up to the first aligned slot with
+     * a non-zero length, or to the tail when there is none; 0 when a slot in the run was written meanwhile.
+     */
+    private static int zeroRunLength(final UnsafeBuffer termBuffer, final int offset, final int tailOffset)
+    {
+        int end = offset + FrameDescriptor.FRAME_ALIGNMENT;
+        while (end < tailOffset && 0 == termBuffer.getIntVolatile(end))
+        {
+            end += FrameDescriptor.FRAME_ALIGNMENT;
+        }
+        // Check back down: a writer that wrote a header inside the run while it was scanned keeps its frame.
+        for (int slot = end - FrameDescriptor.FRAME_ALIGNMENT; slot > offset; slot -= FrameDescriptor.FRAME_ALIGNMENT)
+        {
+            if (0 != termBuffer.getIntVolatile(slot))
+            {
+                return 0;
+            }
+        }
+        return Math.min(end, tailOffset) - offset;
+    }
+}

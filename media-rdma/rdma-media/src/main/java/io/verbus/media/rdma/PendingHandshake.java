@@ -1,0 +1,74 @@
+package io.verbus.media.rdma;
+
+import java.io.IOException;
+import java.net.Socket;
+
+/**
+ * A control connection from accept until its handshake is over (admitted, rejected or timed out). The endpoint
+ * holds at most a bounded number of them and closes any that is still pending at its deadline, so neither many
+ * connections nor slow ones (a slow-loris dribbling a byte a second) can hold the endpoint.
+ */
+final class PendingHandshake
+{
+    private final Socket socket;
+    private final long deadlineNs;
+    private final java.util.Set<PendingHandshake> slots;
+    private volatile boolean finished;
+    private volatile boolean expired;
+
+    /**
+     * @param slots the endpoint's pending handshakes: this one is added now and removes itself when finished.
+     */
+    PendingHandshake(final Socket socket, final long deadlineNs, final java.util.Set<PendingHandshake> slots)
+    {
+        this.socket = socket;
+        this.deadlineNs = deadlineNs;
+        this.slots = slots;
+        slots.add(this);
+    }
+
+    /** The handshake is over, one way or the other: the slot is free. Idempotent. */
+    void finish()
+    {
+        if (!finished)
+        {
+            finished = true;
+            slots.remove(this);
+        }
+    }
+
+    /**
+     * Closes the connection if its deadline passed while it was still pending; its handshake thread then fails on
+     * the closed socket and reports the rejection.
+     *
+     * @return true when it was closed now.
+     */
+    boolean expireIfDue(final long nowNs)
+    {
+        if (finished || expired || nowNs - deadlineNs < 0)
+        {
+            return false;
+        }
+        expired = true;
+        try
+        {
+            socket.close();
+        }
+        catch (final IOException ignore)
+        {
+            // closing anyway
+        }
+        return true;
+    }
+
+    /** @return true when the endpoint closed it at its deadline. */
+    boolean isExpired()
+    {
+        return expired;
+    }
+
+    Socket socket()
+    {
+        return socket;
+    }
+}

@@ -1,0 +1,377 @@
+package io.verbus.media.rdma;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Direct mode across processes: an {@code ExclusivePublication} on {@code rdma:} whose publishing thread posts the
+ * WRITEs itself, in one JVM, and one or three subscriber JVMs, with back pressure on (the publisher offers as fast
+ * as it can and retries). Every message carries its sequence number, length and a CRC32, and each subscriber checks
+ * every one through a {@code FragmentAssembler}: a lost, duplicated, reordered or corrupt message fails the run, and
+ * so does a stall (no message out or in for {@link #STALL_MS} on either side, reported by the peer with its
+ * position, limit and rdma counters), an image going unavailable, or a run outliving its time bound.
+ * <p>
+ * Variants: offer with and without {@code flush()} on back pressure, {@code tryClaim}/{@code commit} with aborted
+ * claims, fragmented messages (up to six fragments), three subscriber processes, a subscriber joining mid-stream
+ * (claims and fragments: it may join inside a fragmented message), and the tcp provider.
+ * <p>
+ * The in-suite size fits CI (each run a few seconds on 2 cores). The long form runs on demand:
+ * {@code -Dverbus.soak.messages=1000000 -Dverbus.soak.runs=30} (runs per variant, every run counted, then failed
+ * if any run failed), {@code -Dverbus.soak.variants=shm-offer,tcp-claim} to pick variants, and
+ * {@code -Dverbus.soak.term-length=1m} for the channel's term length.
+ */
+class RdmaDirectModeCrossProcessTest
+{
+    static final String MESSAGES_PROP_NAME = "verbus.soak.messages";
+    static final String RUNS_PROP_NAME = "verbus.soak.runs";
+    static final String VARIANTS_PROP_NAME = "verbus.soak.variants";
+    static final String TERM_LENGTH_PROP_NAME = "verbus.soak.term-length";
+
+    private static final String SECRET = "direct-mode-soak-secret-0123456789";
+    private static final long MESSAGES = Long.getLong(MESSAGES_PROP_NAME, 100_000);
+    private static final int RUNS = Integer.getInteger(RUNS_PROP_NAME, 1);
+    /** Small terms by default: the log is reused (and cleaned) every few hundred microseconds at full speed. */
+    private static final String TERM_LENGTH = System.getProperty(TERM_LENGTH_PROP_NAME, "64k");
+    private static final long STALL_MS = 10_000;
+    /**
+     * Bound on one run: start-up and a floor of 5k messages/s, which a machine shared with other heavy work still
+     * clears. A stall is caught by the peers' {@link #STALL_MS} long before it.
+     */
+    private static final long RUN_BOUND_MS = 60_000 + MESSAGES / 5;
+    private static final int STREAM_ID = 3101;
+
+    @TempDir
+    Path dir;
+
+    /**
+     * One configuration of the soak.
+     *
+     * @param lateJoiner true when the last subscriber joins mid-stream (after the first has a fifth of the messages)
+     *                   and must get every message from its first one on.
+     */
+    record Variant(String name, String provider, String send, String sizes, int subscribers, boolean lateJoiner)
+    {
+        public String toString()
+        {
+            return name;
+        }
+    }
+
+    static Stream<Variant> variants()
+    {
+        final List<Variant> all = List.of(
+            new Variant("shm-offer", "shm", "offer", "mixed", 1, false),
+            new Variant("shm-offer-flush", "shm", "flush", "mixed", 1, false),
+            new Variant("shm-claim", "shm", "claim", "mixed", 1, false),
+            new Variant("shm-fragmented", "shm", "offer", "fragmented", 1, false),
+            new Variant("shm-3-subscribers", "shm", "offer", "mixed", 3, false),
+            new Variant("shm-late-joiner", "shm", "claim", "fragmented", 2, true),
+            new Variant("tcp-offer", "tcp", "offer", "mixed", 1, false),
+            new Variant("tcp-claim", "tcp", "claim", "mixed", 1, false));
+        final String chosen = System.getProperty(VARIANTS_PROP_NAME, "");
+        if (chosen.isBlank())
+        {
+            return all.stream();
+        }
+        final List<String> names = List.of(chosen.split(","));
+        return all.stream().filter(variant -> names.contains(variant.name()));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("variants")
+    @Timeout(value = 6, unit = TimeUnit.HOURS) // bounds only a long form: each run ends by RUN_BOUND_MS
+    void shouldDeliverEveryMessageExactlyOnceInOrderAndIntactWithNoStall(final Variant variant) throws Exception
+    {
+        final List<String> failures = new ArrayList<>();
+        long totalMs = 0;
+        for (int run = 1; run <= RUNS; run++)
+        {
+            final long startNs = System.nanoTime();
+            final String failure = runOnce(variant, run);
+            final long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+            totalMs += ms;
+            if (null != failure)
+            {
+                failures.add("run " + run + ": " + failure);
+            }
+            if (RUNS > 1)
+            {
+                System.out.printf("direct-mode soak %s: run %d/%d %s (%,d messages, %,d ms)%n",
+                    variant, run, RUNS, null == failure ? "OK" : "FAILED", MESSAGES, ms);
+            }
+        }
+        System.out.printf("direct-mode soak %s: %d of %d runs of %,d messages passed (term %s, %,d ms)%n",
+            variant, RUNS - failures.size(), RUNS, MESSAGES, TERM_LENGTH, totalMs);
+        if (!failures.isEmpty())
+        {
+            fail(failures.size() + " of " + RUNS + " runs failed (" + variant + "):\n" + String.join("\n", failures));
+        }
+    }
+
+    /** @return null when every subscriber got every message intact and the publisher finished, else why not. */
+    private String runOnce(final Variant variant, final int run) throws Exception
+    {
+        final Path runDir = dir.resolve(variant.name() + "-" + run);
+        final List<String> common = List.of(
+            "--sizes=" + variant.sizes(), "--stall-ms=" + STALL_MS, "--driver-idle=backoff");
+        final String timeout = "-D" + RdmaPeerMain.TIMEOUT_PROP_NAME + "=" + (RUN_BOUND_MS / 1000 - 10);
+        final List<String> publisherCommand = PeerProcesses.javaCommand(SECRET, runDir.resolve("fabric"), timeout);
+        publisherCommand.addAll(List.of("publish", runDir.resolve("pub").toString(),
+            "rdma:endpoint=127.0.0.1:0|provider=" + variant.provider() + "|term-length=" + TERM_LENGTH,
+            Integer.toString(STREAM_ID), Long.toString(MESSAGES), "--exclusive", "--send=" + variant.send(),
+            "--subscribers=" + (variant.subscribers() - (variant.lateJoiner() ? 1 : 0))));
+        if (variant.lateJoiner())
+        {
+            publisherCommand.add("--late-joiner-by=" + MESSAGES / 2);
+        }
+        publisherCommand.addAll(common);
+
+        final List<Process> processes = new ArrayList<>();
+        final List<Peer> peers = new ArrayList<>();
+        try
+        {
+            final Peer publisher = Peer.start("publisher", publisherCommand, processes, peers);
+            final String portLine = publisher.await(60_000, "PORT ", "FAILED");
+            if (null == portLine || !portLine.startsWith("PORT "))
+            {
+                return "publisher did not start: " + portLine + "\n" + publisher.tail();
+            }
+            final int port = Integer.parseInt(portLine.substring(5).trim());
+
+            final List<Peer> subscribers = new ArrayList<>();
+            for (int i = 0; i < variant.subscribers(); i++)
+            {
+                final boolean late = variant.lateJoiner() && i == variant.subscribers() - 1;
+                if (late && !subscribers.get(0).awaitProgress(MESSAGES / 5, RUN_BOUND_MS))
+                {
+                    // Mid-stream: once the first subscriber has a fifth of the messages (the publisher holds at half
+                    // until the late joiner is in, so it joins between the two while messages flow).
+                    return "subscriber 0 did not get a fifth of the messages\n    " + subscribers.get(0).tail();
+                }
+                final List<String> command = PeerProcesses.javaCommand(SECRET, runDir.resolve("fabric"), timeout);
+                command.addAll(List.of("subscribe", runDir.resolve("sub-" + i).toString(),
+                    "rdma:endpoint=127.0.0.1:" + port + "|provider=" + variant.provider(),
+                    Integer.toString(STREAM_ID), Long.toString(MESSAGES)));
+                command.addAll(common);
+                if (late)
+                {
+                    command.add("--late-joiner");
+                }
+                subscribers.add(Peer.start((late ? "late subscriber " : "subscriber ") + i, command, processes,
+                    peers));
+            }
+
+            // Every peer reports one result line; the first FAILED (or a peer that dies without a result, or the
+            // run bound) ends the run, so a stall or a loss is reported within seconds, not at the bound.
+            final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RUN_BOUND_MS);
+            final List<String> problems = new ArrayList<>();
+            publisher.expect("PUBLISHED " + MESSAGES, "PUBLISHED");
+            for (final Peer subscriber : subscribers)
+            {
+                subscriber.expect("RECEIVED " + MESSAGES + " OK first=0", "RECEIVED");
+            }
+            if (variant.lateJoiner())
+            {
+                subscribers.get(subscribers.size() - 1).expectLateJoin(MESSAGES);
+            }
+            while (problems.isEmpty() && !peers.stream().allMatch(Peer::succeeded))
+            {
+                if (System.nanoTime() > deadlineNs)
+                {
+                    problems.add("no result within the run bound of " + RUN_BOUND_MS + " ms");
+                    break;
+                }
+                for (final Peer peer : peers)
+                {
+                    final String problem = peer.pollResult();
+                    if (null != problem)
+                    {
+                        problems.add(peer.name + ": " + problem);
+                    }
+                }
+            }
+            if (!problems.isEmpty())
+            {
+                final StringBuilder report = new StringBuilder(String.join("\n", problems));
+                for (final Peer peer : peers)
+                {
+                    report.append("\n  ").append(peer.name).append(" output (last lines):\n    ").append(peer.tail());
+                }
+                return report.toString();
+            }
+
+            publisher.say("DONE");
+            assertTrue(publisher.process.waitFor(30, TimeUnit.SECONDS), "publisher exits after DONE");
+            for (final Peer peer : peers)
+            {
+                assertTrue(peer.process.waitFor(30, TimeUnit.SECONDS), peer.name + " exits");
+                if (0 != peer.process.exitValue())
+                {
+                    return peer.name + " exited with " + peer.process.exitValue() + "\n    " + peer.tail();
+                }
+            }
+            return null;
+        }
+        finally
+        {
+            for (final Process process : processes)
+            {
+                process.destroyForcibly();
+            }
+            for (final Process process : processes)
+            {
+                process.waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** A peer JVM and what it printed. */
+    private static final class Peer
+    {
+        final String name;
+        final Process process;
+        final BlockingQueue<String> lines;
+        final List<String> seen = new ArrayList<>();
+        String success;
+        String resultPrefix;
+        String result;
+        long lateJoinMessages;
+
+        private Peer(final String name, final Process process)
+        {
+            this.name = name;
+            this.process = process;
+            this.lines = PeerProcesses.lines(process);
+        }
+
+        static Peer start(final String name, final List<String> command, final List<Process> processes,
+            final List<Peer> peers) throws IOException
+        {
+            final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+            processes.add(process);
+            final Peer peer = new Peer(name, process);
+            peers.add(peer);
+            return peer;
+        }
+
+        /**
+         * The result line this peer must print: {@code success}, alone or followed by a space and more; any other
+         * line starting with {@code resultPrefix} or FAILED is a failure.
+         */
+        void expect(final String success, final String resultPrefix)
+        {
+            this.success = success;
+            this.resultPrefix = resultPrefix;
+        }
+
+        /** A late joiner succeeds with "RECEIVED n OK first=f" where it joined mid-stream and n + f == messages. */
+        void expectLateJoin(final long messages)
+        {
+            this.lateJoinMessages = messages;
+        }
+
+        boolean succeeded()
+        {
+            return null != result && isSuccess(result);
+        }
+
+        private boolean isSuccess(final String line)
+        {
+            if (lateJoinMessages > 0)
+            {
+                final String[] words = line.split(" ");
+                if (words.length < 4 || !"RECEIVED".equals(words[0]) || !"OK".equals(words[2]) ||
+                    !words[3].startsWith("first="))
+                {
+                    return false;
+                }
+                final long received = Long.parseLong(words[1]);
+                final long first = Long.parseLong(words[3].substring("first=".length()));
+                return first > 0 && received + first == lateJoinMessages;
+            }
+            return line.equals(success) || line.startsWith(success + " ");
+        }
+
+        /** @return why this peer failed, or null while it is still running or once it succeeded. */
+        String pollResult() throws InterruptedException
+        {
+            if (null != result)
+            {
+                return null;
+            }
+            final String line = PeerProcesses.awaitLine(lines, seen, TimeUnit.MILLISECONDS.toNanos(20),
+                resultPrefix, "FAILED");
+            if (null != line)
+            {
+                result = line;
+                return isSuccess(line) ? null : line;
+            }
+            if (!process.isAlive() && lines.isEmpty())
+            {
+                result = "exited with " + process.exitValue() + " before printing a result";
+                return result;
+            }
+            return null;
+        }
+
+        /** @return true once the peer reported receiving at least {@code messages}; false on failure or timeout. */
+        boolean awaitProgress(final long messages, final long timeoutMs) throws InterruptedException
+        {
+            final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+            while (System.nanoTime() < deadlineNs)
+            {
+                final String line = PeerProcesses.awaitLine(lines, seen, TimeUnit.MILLISECONDS.toNanos(100),
+                    "PROGRESS ", "FAILED", "RECEIVED");
+                if (null != line)
+                {
+                    if (!line.startsWith("PROGRESS "))
+                    {
+                        result = line;
+                        return false;
+                    }
+                    if (Long.parseLong(line.substring("PROGRESS ".length()).trim()) >= messages)
+                    {
+                        return true;
+                    }
+                }
+                else if (!process.isAlive())
+                {
+                    return false;
+                }
+            }
+            return false;
+        }
+
+        String await(final long timeoutMs, final String... prefixes) throws InterruptedException
+        {
+            return PeerProcesses.awaitLine(lines, seen, TimeUnit.MILLISECONDS.toNanos(timeoutMs), prefixes);
+        }
+
+        void say(final String line) throws IOException
+        {
+            final OutputStream in = process.getOutputStream();
+            in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+            in.flush();
+        }
+
+        String tail()
+        {
+            return PeerProcesses.tail(seen, lines, 25);
+        }
+    }
+}

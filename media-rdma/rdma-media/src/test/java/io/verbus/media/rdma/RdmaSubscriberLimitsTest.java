@@ -1,0 +1,108 @@
+package io.verbus.media.rdma;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.LogRecord;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A subscription caps what an authenticated publisher can make it allocate: a term length above the cap is
+ * rejected in the handshake with a clear reason before anything is allocated, and a reconnect that would take the
+ * ring memory past its cap waits for the lingering ring instead of allocating another.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RdmaSubscriberLimitsTest
+{
+    @TempDir
+    Path dir;
+
+    private RdmaRig rig;
+
+    @AfterEach
+    void after()
+    {
+        System.clearProperty(SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME);
+        System.clearProperty(SubscriberLimits.MAX_RING_MEMORY_PROP_NAME);
+        if (null != rig)
+        {
+            rig.close();
+        }
+    }
+
+    @Test
+    void shouldRejectATermLengthAboveTheCapBeforeAllocatingAnything()
+    {
+        final List<LogRecord> records = new CopyOnWriteArrayList<>();
+        try (RdmaBadEnvironmentTest.LogCapture ignored = new RdmaBadEnvironmentTest.LogCapture(records))
+        {
+            rig = new RdmaRig(dir, "shm", 256 * 1024, null, "heartbeat", "20ms", "timeout", "1s");
+            System.setProperty(SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME, "128k");
+            final RdmaRig.Subscriber capped = rig.addSubscriber();
+            rig.awaitCondition("rejected by the subscriber", 20_000,
+                () -> capped.receiver.rejectedHandshakes() >= 1 && rig.sender.rejectedHandshakes() >= 1);
+            assertNull(capped.image());
+            assertEquals(0, capped.receiver.registeredRegionCount(), "no ring was allocated or registered");
+            assertTrue(records.stream().anyMatch(r -> r.getMessage().contains("CHALLENGE.termLength=262144 exceeds " +
+                "this subscriber's cap " + SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME + "=131072")),
+                "the subscriber says why");
+            assertTrue(records.stream().anyMatch(r -> r.getMessage().contains("rdma publication") &&
+                r.getMessage().contains("OUT_OF_RANGE")), "the publisher's log says why too");
+            rig.closeSubscriber(capped);
+
+            System.clearProperty(SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME);
+            final RdmaRig.Subscriber uncapped = rig.addSubscriber();
+            rig.awaitCondition("connects under the default cap", 20_000, () -> null != uncapped.image());
+        }
+    }
+
+    @Test
+    void shouldWaitForTheLingeringRingRatherThanPassTheRingMemoryCap() throws Exception
+    {
+        rig = new RdmaRig(dir, "shm", 64 * 1024, null, "heartbeat", "10ms", "timeout", "500ms");
+        System.setProperty(SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME, "64k");
+        System.setProperty(SubscriberLimits.MAX_RING_MEMORY_PROP_NAME, "192k");
+        final TcpProxy proxy = new TcpProxy(new java.net.InetSocketAddress("127.0.0.1", rig.sender.controlPort()));
+        try
+        {
+            final RdmaRig.Subscriber subscriber = rig.addSubscriber(null, RdmaRig.SECRET,
+                "endpoint", "127.0.0.1:" + proxy.port());
+            rig.awaitCondition("connected", 20_000, () -> null != subscriber.image());
+            final TestImageSink.TestImage first = subscriber.image();
+
+            proxy.dropAll();
+            final long droppedNs = System.nanoTime();
+            rig.awaitCondition("image unavailable", 10_000, () -> first.closed);
+            rig.awaitCondition("reconnected", 20_000, () -> null != subscriber.image() && subscriber.image() != first);
+            final long reconnectMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - droppedNs);
+            assertTrue(reconnectMs >= 900, "the reconnect waited for the 1 s ring linger: " + reconnectMs + " ms");
+            assertTrue(subscriber.receiver.rejectedHandshakes() >= 1, "attempts refused meanwhile");
+        }
+        finally
+        {
+            proxy.close();
+        }
+    }
+
+    @Test
+    void shouldRefuseLimitsThatCannotHoldOneRing()
+    {
+        System.setProperty(SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME, "64m");
+        System.setProperty(SubscriberLimits.MAX_RING_MEMORY_PROP_NAME, "100m");
+        final IllegalArgumentException ex =
+            assertThrows(IllegalArgumentException.class, SubscriberLimits::fromSystemProperties);
+        assertTrue(ex.getMessage().contains(SubscriberLimits.MAX_RING_MEMORY_PROP_NAME), ex.getMessage());
+        System.clearProperty(SubscriberLimits.MAX_RING_MEMORY_PROP_NAME);
+        assertEquals(64L * 1024 * 1024, SubscriberLimits.fromSystemProperties().maxTermLength());
+    }
+}
