@@ -265,11 +265,48 @@ class HarnessRunTest
     void shouldYieldInsteadOfSpinningForContendersWithHelperThreads()
     {
         final RunSettings settings = RunSettings.from(BenchOptions.parse("--no-pin"));
+        final Contender withHelperThreads = new Contender()
+        {
+            @Override
+            public String name()
+            {
+                return "with-helper-threads";
+            }
+
+            @Override
+            public String provider()
+            {
+                return "a software NIC thread on the data path";
+            }
+
+            @Override
+            public boolean runsHelperThreads()
+            {
+                return true;
+            }
+
+            @Override
+            public PingPongPair openPingPong(final int maxLength)
+            {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public StreamPair openStream(final int maxLength)
+            {
+                throw new UnsupportedOperationException();
+            }
+        };
 
         assertTrue(settings.idleStrategy().get() instanceof org.agrona.concurrent.BusySpinIdleStrategy);
-        assertTrue(settings.forContender(new FabricWriteContender("tcp")).idleStrategy().get()
+        assertTrue(settings.forContender(withHelperThreads).idleStrategy().get()
             instanceof org.agrona.concurrent.YieldingIdleStrategy);
         assertTrue(settings.forContender(new FabricWriteContender("shm")).idleStrategy().get()
+            instanceof org.agrona.concurrent.BusySpinIdleStrategy);
+        // The tcp provider's polling threads are its NIC (issue 13): nothing else needs the CPU while they wait.
+        assertTrue(settings.forContender(new FabricWriteContender("tcp")).idleStrategy().get()
+            instanceof org.agrona.concurrent.BusySpinIdleStrategy);
+        assertTrue(settings.forContender(new VerbusContender(VerbusContender.Variant.RDMA_TCP)).idleStrategy().get()
             instanceof org.agrona.concurrent.BusySpinIdleStrategy);
     }
 

@@ -100,7 +100,7 @@ final class FabricLink implements AutoCloseable
             }
             return "fabric verbs";
         }
-        return "tcp".equals(provider) ? "fabric tcp (software NIC thread per device)" : "fabric " + provider;
+        return "tcp".equals(provider) ? "fabric tcp (the polling threads are the NIC)" : "fabric " + provider;
     }
 
     @Override

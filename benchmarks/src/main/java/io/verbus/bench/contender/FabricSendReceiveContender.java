@@ -45,12 +45,6 @@ public final class FabricSendReceiveContender implements Contender
     }
 
     @Override
-    public boolean runsHelperThreads()
-    {
-        return "tcp".equals(provider);
-    }
-
-    @Override
     public PingPongPair openPingPong(final int maxLength) throws IOException
     {
         final FabricLink link = FabricLink.open(provider, maxLength);

@@ -108,15 +108,9 @@ public final class VerbusContender implements Contender
             case AERON_IPC -> "verbus aeron:ipc (embedded Aeron driver), invoker on pinger";
             case RDMA_SHM_DIRECT -> "verbus rdma provider=shm, direct mode, a Verbus per end";
             case RDMA_SHM_AGENT -> "verbus rdma provider=shm, sender agent run by the publishing thread";
-            case RDMA_TCP -> "verbus rdma provider=tcp (a software NIC thread per end), direct mode, waits yield";
+            case RDMA_TCP -> "verbus rdma provider=tcp (the polling threads are the NIC), direct mode";
             case RDMA_VERBS -> "verbus rdma provider=verbs, direct mode, on " + FabricLink.label("verbs");
         };
-    }
-
-    @Override
-    public boolean runsHelperThreads()
-    {
-        return Variant.RDMA_TCP == variant;
     }
 
     @Override

@@ -40,9 +40,11 @@ import java.util.stream.Stream;
  * One signaled RDMA WRITE posted and polled to completion, per operation: the fabric's post + execute +
  * poll round trip for 8, 64 (both inline) and 1024 bytes, on the soft providers. The responder is a second
  * device in this JVM: for shm the WRITE is the copy into its mapped region file done by the posting
- * thread; for tcp it crosses loopback TCP to the responder's NIC thread and the acknowledgement comes back.
- * The poller spins 200 polls, then yields: on a 2-core host a poller that never yields starves the tcp NIC
- * threads. Run with {@code -prof gc}: gc.alloc.rate.norm (all threads) should be 0 B/op.
+ * thread; for tcp the posting thread writes it to loopback TCP, the responder's NIC thread applies it (nothing
+ * polls the responder's CQ here, so its NIC thread is the fallback that does) and the acknowledgement comes back to
+ * the poller, which reads it itself. The poller spins 200 polls, then yields: on a 2-core host a poller that never
+ * yields starves the responder's NIC thread. Run with {@code -prof gc}: gc.alloc.rate.norm (all threads) should be
+ * 0 B/op.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)

@@ -34,6 +34,16 @@ public interface Device extends AutoCloseable
     MemorySegment allocateMemory(long length);
 
     /**
+     * {@link QueuePair#progress()} for every QP of this device, from the calling thread.
+     *
+     * @return units of work done, 0 if none (always 0 on hardware).
+     */
+    default int progress()
+    {
+        return 0;
+    }
+
+    /**
      * Close the device, its CQs, PDs, QPs and regions still open, and free memory from {@link #allocateMemory}.
      */
     @Override

@@ -1,12 +1,15 @@
 package io.verbus.fabric;
 
 import org.agrona.ErrorHandler;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * Configuration of a fabric, Aeron-style: every setting has a system property, a default and a fluent
@@ -32,6 +35,39 @@ public final class FabricContext
     public static final String TCP_CONNECT_TIMEOUT_PROP_NAME = "verbus.fabric.tcp.connect.timeout.ns";
     /** Default tcp connect timeout. */
     public static final long TCP_CONNECT_TIMEOUT_DEFAULT_NS = TimeUnit.SECONDS.toNanos(2);
+    /**
+     * How a tcp NIC thread idles: {@value #TCP_IDLE_AUTO}, {@value #TCP_IDLE_BUSY_SPIN}, {@value #TCP_IDLE_BACKOFF},
+     * {@value #TCP_IDLE_YIELDING}.
+     */
+    public static final String TCP_IDLE_STRATEGY_PROP_NAME = "verbus.fabric.tcp.idle.strategy";
+    /**
+     * Busy-spin while the host has the CPUs for it: a device's NIC thread spins only if, with it, the process's
+     * spinning NIC threads still leave half of the CPUs beyond two to the application
+     * ({@code spinning < (cpus - 2) / 2}); otherwise it backs off. On 2 CPUs no NIC thread ever spins.
+     */
+    public static final String TCP_IDLE_AUTO = "auto";
+    /** Always spin: the NIC thread then also makes progress on every QP on every cycle (it has a CPU to itself). */
+    public static final String TCP_IDLE_BUSY_SPIN = "busy-spin";
+    /** Spin, then yield, then park up to {@link #TCP_IDLE_MAX_PARK_PROP_NAME}. */
+    public static final String TCP_IDLE_BACKOFF = "backoff";
+    /** Yield when idle. */
+    public static final String TCP_IDLE_YIELDING = "yielding";
+    /** Default tcp NIC idle strategy. */
+    public static final String TCP_IDLE_STRATEGY_DEFAULT = TCP_IDLE_AUTO;
+    /** Longest park of a tcp NIC thread that backs off. */
+    public static final String TCP_IDLE_MAX_PARK_PROP_NAME = "verbus.fabric.tcp.idle.max.park.ns";
+    /**
+     * Default longest park: the application threads make the progress (see the README), so the NIC thread is a
+     * fallback that wakes a thousand times a second at most.
+     */
+    public static final long TCP_IDLE_MAX_PARK_DEFAULT_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    /**
+     * How long the tcp provider may hold back the frames of a poster that streams (posts again within
+     * microseconds, several times in a row) to write them together; 0 writes every post at once.
+     */
+    public static final String TCP_COALESCE_PROP_NAME = "verbus.fabric.tcp.coalesce.ns";
+    /** Default coalescing time. */
+    public static final long TCP_COALESCE_DEFAULT_NS = TimeUnit.MICROSECONDS.toNanos(20);
 
     private Path shmDirectory = Path.of(System.getProperty(SHM_DIR_PROP_NAME, SHM_DIR_DEFAULT));
     private String hugetlbfsDirectory = System.getProperty(HUGETLBFS_DIR_PROP_NAME, "");
@@ -39,6 +75,11 @@ public final class FabricContext
         Long.getLong(SHM_LIVENESS_TIMEOUT_PROP_NAME, SHM_LIVENESS_TIMEOUT_DEFAULT_NS);
     private String tcpAddress = System.getProperty(TCP_ADDRESS_PROP_NAME, TCP_ADDRESS_DEFAULT);
     private long tcpConnectTimeoutNs = Long.getLong(TCP_CONNECT_TIMEOUT_PROP_NAME, TCP_CONNECT_TIMEOUT_DEFAULT_NS);
+    private String tcpIdleStrategy =
+        checkTcpIdleStrategy(System.getProperty(TCP_IDLE_STRATEGY_PROP_NAME, TCP_IDLE_STRATEGY_DEFAULT));
+    private Supplier<IdleStrategy> tcpIdleStrategySupplier;
+    private long tcpIdleMaxParkNs = Long.getLong(TCP_IDLE_MAX_PARK_PROP_NAME, TCP_IDLE_MAX_PARK_DEFAULT_NS);
+    private long tcpCoalesceNs = Long.getLong(TCP_COALESCE_PROP_NAME, TCP_COALESCE_DEFAULT_NS);
     private FaultInjection faultInjection = new FaultInjection();
     private ErrorHandler errorHandler = error ->
     {
@@ -123,6 +164,88 @@ public final class FabricContext
     public long tcpConnectTimeoutNs()
     {
         return tcpConnectTimeoutNs;
+    }
+
+    /**
+     * @param name how each tcp NIC thread idles: {@value #TCP_IDLE_AUTO} (default), {@value #TCP_IDLE_BUSY_SPIN},
+     *             {@value #TCP_IDLE_BACKOFF}, {@value #TCP_IDLE_YIELDING}.
+     * @return this.
+     */
+    public FabricContext tcpIdleStrategy(final String name)
+    {
+        this.tcpIdleStrategy = checkTcpIdleStrategy(name);
+        return this;
+    }
+
+    public String tcpIdleStrategy()
+    {
+        return tcpIdleStrategy;
+    }
+
+    /**
+     * @param supplier a new idle strategy per tcp NIC thread, overriding {@link #tcpIdleStrategy()}; null to use
+     *                 the name. A NIC thread with a supplied strategy is a fallback (it leaves QPs that application
+     *                 threads progress alone) unless the strategy is a {@link BusySpinIdleStrategy}.
+     * @return this.
+     */
+    public FabricContext tcpIdleStrategySupplier(final Supplier<IdleStrategy> supplier)
+    {
+        this.tcpIdleStrategySupplier = supplier;
+        return this;
+    }
+
+    public Supplier<IdleStrategy> tcpIdleStrategySupplier()
+    {
+        return tcpIdleStrategySupplier;
+    }
+
+    /**
+     * @param maxParkNs longest park of a tcp NIC thread that backs off (>= 1 us).
+     * @return this.
+     */
+    public FabricContext tcpIdleMaxParkNs(final long maxParkNs)
+    {
+        if (maxParkNs < 1000)
+        {
+            throw new IllegalArgumentException("tcpIdleMaxParkNs must be >= 1000: " + maxParkNs);
+        }
+        this.tcpIdleMaxParkNs = maxParkNs;
+        return this;
+    }
+
+    public long tcpIdleMaxParkNs()
+    {
+        return tcpIdleMaxParkNs;
+    }
+
+    /**
+     * @param coalesceNs how long a streaming poster's frames may wait to be written together; 0 = never.
+     * @return this.
+     */
+    public FabricContext tcpCoalesceNs(final long coalesceNs)
+    {
+        if (coalesceNs < 0)
+        {
+            throw new IllegalArgumentException("tcpCoalesceNs must be >= 0: " + coalesceNs);
+        }
+        this.tcpCoalesceNs = coalesceNs;
+        return this;
+    }
+
+    public long tcpCoalesceNs()
+    {
+        return tcpCoalesceNs;
+    }
+
+    private static String checkTcpIdleStrategy(final String name)
+    {
+        if (!TCP_IDLE_AUTO.equals(name) && !TCP_IDLE_BUSY_SPIN.equals(name) && !TCP_IDLE_BACKOFF.equals(name) &&
+            !TCP_IDLE_YIELDING.equals(name))
+        {
+            throw new IllegalArgumentException(TCP_IDLE_STRATEGY_PROP_NAME + " must be one of " + TCP_IDLE_AUTO + "|" +
+                TCP_IDLE_BUSY_SPIN + "|" + TCP_IDLE_BACKOFF + "|" + TCP_IDLE_YIELDING + ", got '" + name + "'");
+        }
+        return name;
     }
 
     /**

@@ -9,7 +9,8 @@ package io.verbus.fabric;
  * to ERR; WRs outstanding then, and WRs posted afterwards, complete with WR_FLUSH_ERR.
  * <p>
  * Threading: {@link #postSend} and {@link #postReceive} are called by one owning thread each (the same or
- * different). Posting allocates nothing, takes no lock and makes no system call on the soft providers.
+ * different). Posting allocates nothing and takes no lock; shm makes no system call, tcp writes the new WRs to its
+ * socket from the posting thread (non-blocking; it coalesces the writes of a poster that streams).
  * The send queue depth is enforced as on hardware: a slot is reclaimed only when a completion covering it
  * has been polled, so an unsignaled stream needs a signaled WR at least every {@code maxSendWorkRequests}.
  */
@@ -93,6 +94,25 @@ public interface QueuePair extends AutoCloseable
      * @return {@link PostResult#OK} or a negative reason.
      */
     int postReceive(long wrId, long address, int length, int lkey);
+
+    /**
+     * Make progress on this QP from the calling thread: for a software provider, what its NIC would do
+     * asynchronously (tcp: read the peer's requests and apply them to registered memory, acknowledge them, take
+     * responses and complete WRs, write what is queued, run the timers). Polling either of the QP's CQs does the same,
+     * so this is for a thread that waits on memory the peer WRITEs rather than on completions: a subscriber's poll
+     * calling it when the position it watches has not moved lets that thread be the receiving NIC, with no other
+     * thread on the path.
+     * <p>
+     * Never blocks, allocates nothing; any thread. A caller that finds another thread progressing the QP returns at
+     * once. Hardware providers need no help and return 0; without calls the provider still makes progress by itself
+     * (tcp: the NIC thread steps in for QPs no application thread has progressed for a millisecond).
+     *
+     * @return units of work done, 0 if none.
+     */
+    default int progress()
+    {
+        return 0;
+    }
 
     /**
      * @return send queue depth granted.

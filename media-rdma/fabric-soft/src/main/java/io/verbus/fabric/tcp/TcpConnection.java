@@ -1,5 +1,7 @@
 package io.verbus.fabric.tcp;
 
+import io.verbus.fabric.soft.SoftMemoryRegion;
+
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
@@ -7,35 +9,59 @@ import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
 
 /**
- * One TCP connection of the software NIC with growable direct read and write buffers. Owned by the NIC thread.
+ * One TCP connection of the software NIC with growable direct read and write buffers.
+ * <p>
+ * Ownership moves once: the NIC thread owns a connection while it connects and until the responder's answer to its
+ * hello arrives (dialed), or until the hello names its QP and the answer is written (accepted), and again once it
+ * drains after its QP closed. In between it is {@link #established} and belongs to
+ * its QP's engine: whichever thread holds the QP's engine lock (the poster, a CQ poller, or the NIC thread as a
+ * fallback) reads, writes and parses it, and the lock's acquire/release carries its plain fields between them.
  */
 final class TcpConnection
 {
     private static final int INITIAL_BUFFER_BYTES = 256 * 1024;
+    /** Regions whose ByteBuffer view a connection keeps for direct placement (the media WRITEs into one ring). */
+    private static final int VIEW_CACHE_SIZE = 4;
 
     final SocketChannel channel;
     final boolean dialed;
-    TcpQueuePair queuePair;
+    volatile TcpQueuePair queuePair;
     boolean connected;
-    boolean helloDone;
-    /** Dialed connections: the responder answered the hello; requests may flow. */
+    volatile boolean helloDone;
+    /**
+     * Dialed connections: the responder answered the hello (read by the NIC thread before {@link #established});
+     * until then nothing but the hello is written to the socket.
+     */
     boolean helloAcknowledged;
+    /** Set by the NIC thread last: from here on the QP's engine owns the buffers (the NIC no longer touches them). */
+    volatile boolean established;
     long openedNs;
     long holdSinceNs = Long.MIN_VALUE;
     long lastRnrNakNs = Long.MIN_VALUE;
+    /** When the engine last read this socket, for the application's read rate while it streams. */
+    long lastReadNs;
     private ByteBuffer readBuffer = allocate(INITIAL_BUFFER_BYTES);
     private MemorySegment readSegment = wholeOf(readBuffer);
     private ByteBuffer writeBuffer = allocate(INITIAL_BUFFER_BYTES);
     private MemorySegment writeSegment = wholeOf(writeBuffer);
-    private boolean closed;
-    private boolean draining;
+    private volatile boolean closed;
+    private volatile boolean draining;
     private long drainDeadlineNs;
+
+    // Direct placement: the rest of one WRITE's payload read from the socket straight into the target region.
+    private final SoftMemoryRegion[] viewRegions = new SoftMemoryRegion[VIEW_CACHE_SIZE];
+    private final ByteBuffer[] views = new ByteBuffer[VIEW_CACHE_SIZE];
+    private int nextView;
+    private ByteBuffer directTarget;
+    long directSequence;
+    int directFlags;
 
     TcpConnection(final SocketChannel channel, final boolean dialed, final long nowNs)
     {
         this.channel = channel;
         this.dialed = dialed;
         this.openedNs = nowNs;
+        this.lastReadNs = nowNs - java.util.concurrent.TimeUnit.SECONDS.toNanos(1); // never read yet
     }
 
     /**
@@ -61,6 +87,14 @@ final class TcpConnection
             return 0;
         }
         return channel.read(readBuffer);
+    }
+
+    /**
+     * @return true if bytes are waiting in the read buffer (a frame held back or not complete yet).
+     */
+    boolean hasBufferedInput()
+    {
+        return readBuffer.position() > 0;
     }
 
     /**
@@ -95,6 +129,79 @@ final class TcpConnection
             bigger.flip();
             readBuffer = bigger;
         }
+    }
+
+    /**
+     * A ByteBuffer over the whole of {@code region}, for the socket to read a WRITE's payload into. Made once per
+     * region and connection (a handful are kept), so steady-state placement allocates nothing.
+     *
+     * @return the view (position and limit are the caller's), or null if the region cannot have one (over 2 GiB).
+     */
+    ByteBuffer viewOf(final SoftMemoryRegion region)
+    {
+        for (int i = 0; i < VIEW_CACHE_SIZE; i++)
+        {
+            if (viewRegions[i] == region)
+            {
+                return views[i];
+            }
+        }
+        final MemorySegment segment = region.segment();
+        if (!segment.isNative() || segment.byteSize() > Integer.MAX_VALUE)
+        {
+            return null;
+        }
+        final ByteBuffer view;
+        try
+        {
+            view = segment.asByteBuffer();
+        }
+        catch (final RuntimeException ex)
+        {
+            return null; // e.g. a confined segment: place through the read buffer instead
+        }
+        final int i = nextView;
+        nextView = (i + 1) % VIEW_CACHE_SIZE;
+        viewRegions[i] = region;
+        views[i] = view;
+        return view;
+    }
+
+    /**
+     * Read the next {@code length} bytes of the stream into {@code view} at {@code offset}, over as many reads as it
+     * takes ({@link #readDirect()}), before any further frame is parsed.
+     */
+    void startDirect(final ByteBuffer view, final int offset, final int length, final long sequence, final int flags)
+    {
+        view.clear();
+        view.limit(offset + length).position(offset);
+        directTarget = view;
+        directSequence = sequence;
+        directFlags = flags;
+    }
+
+    /**
+     * @return true while a direct placement waits for bytes.
+     */
+    boolean isPlacingDirectly()
+    {
+        return null != directTarget;
+    }
+
+    /**
+     * Read what has arrived of the payload being placed directly.
+     *
+     * @return bytes read, -1 at end of stream.
+     */
+    int readDirect() throws IOException
+    {
+        final ByteBuffer target = directTarget;
+        final int read = channel.read(target);
+        if (!target.hasRemaining())
+        {
+            directTarget = null;
+        }
+        return read;
     }
 
     /**
@@ -150,6 +257,14 @@ final class TcpConnection
         return writeBuffer.position() > 0;
     }
 
+    int pendingWriteBytes()
+    {
+        return writeBuffer.position();
+    }
+
+    /**
+     * One non-blocking write of what is pending; what the socket does not take stays, in order, for the next.
+     */
     void flush() throws IOException
     {
         if (writeBuffer.position() == 0)
@@ -177,8 +292,8 @@ final class TcpConnection
         {
             return;
         }
-        draining = true;
         drainDeadlineNs = nowNs + java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+        draining = true;
         try
         {
             flush();
@@ -218,6 +333,14 @@ final class TcpConnection
     boolean isClosed()
     {
         return closed;
+    }
+
+    /**
+     * @return true if the QP's engine may use it now: established, neither draining nor closed.
+     */
+    boolean isUsable()
+    {
+        return established && !closed && !draining;
     }
 
     void close()

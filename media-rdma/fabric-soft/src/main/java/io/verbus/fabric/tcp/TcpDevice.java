@@ -12,6 +12,9 @@ import io.verbus.fabric.soft.SoftProtectionDomain;
 import io.verbus.fabric.soft.SoftQueuePair;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.BusySpinIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.YieldingIdleStrategy;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -22,10 +25,14 @@ import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A tcp device: a listening socket on {@link FabricContext#tcpAddress()} (its port is the port's LID, its
- * address the GID) and one NIC thread, an Agrona agent with a backoff idle strategy.
+ * address the GID) and one NIC thread, an Agrona agent. The data path runs mostly on the application's threads
+ * (see {@link TcpQueuePair}); the NIC thread busy-spins and joins in only when the host has CPUs to spare
+ * ({@link FabricContext#TCP_IDLE_AUTO}), else it backs off to parks of up to
+ * {@link FabricContext#tcpIdleMaxParkNs()} and serves as the fallback.
  */
 public final class TcpDevice extends SoftDevice
 {
@@ -34,7 +41,15 @@ public final class TcpDevice extends SoftDevice
     /** Largest payload of one WR. */
     public static final int MAX_MESSAGE_LENGTH = 16 << 20;
 
+    /** NIC threads of this process that busy-spin: {@link FabricContext#TCP_IDLE_AUTO} spins within a budget. */
+    private static final AtomicInteger SPINNING_NICS = new AtomicInteger();
+    private static final int BACKOFF_SPINS = 20;
+    private static final int BACKOFF_YIELDS = 10;
+
     private final Arena arena = Arena.ofShared();
+    private final long connectTimeoutNs;
+    private final long coalesceNs;
+    private final boolean countedAsSpinning;
     private final TcpNic nic;
     private final AgentRunner runner;
 
@@ -42,13 +57,52 @@ public final class TcpDevice extends SoftDevice
         final String name, final FabricContext context, final ServerSocketChannel server, final InetSocketAddress bound)
     {
         super(attributes(name, bound), context);
-        this.nic = new TcpNic(this, server, context);
-        this.runner = new AgentRunner(
-            new BackoffIdleStrategy(100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(100)),
-            context.errorHandler(),
-            null,
-            nic);
+        this.connectTimeoutNs = context.tcpConnectTimeoutNs();
+        this.coalesceNs = context.tcpCoalesceNs();
+        final IdleStrategy idleStrategy;
+        boolean spinning = false;
+        if (null != context.tcpIdleStrategySupplier())
+        {
+            idleStrategy = context.tcpIdleStrategySupplier().get();
+        }
+        else
+        {
+            spinning = switch (context.tcpIdleStrategy())
+            {
+                case FabricContext.TCP_IDLE_BUSY_SPIN -> true;
+                case FabricContext.TCP_IDLE_AUTO -> claimSpinningBudget(Runtime.getRuntime().availableProcessors());
+                default -> false;
+            };
+            idleStrategy = spinning ? new BusySpinIdleStrategy() :
+                FabricContext.TCP_IDLE_YIELDING.equals(context.tcpIdleStrategy()) ? new YieldingIdleStrategy() :
+                new BackoffIdleStrategy(BACKOFF_SPINS, BACKOFF_YIELDS, TimeUnit.MICROSECONDS.toNanos(1),
+                    context.tcpIdleMaxParkNs());
+        }
+        this.countedAsSpinning = spinning && FabricContext.TCP_IDLE_AUTO.equals(context.tcpIdleStrategy()) &&
+            null == context.tcpIdleStrategySupplier();
+        this.nic = new TcpNic(this, server, context, idleStrategy instanceof BusySpinIdleStrategy);
+        this.runner = new AgentRunner(idleStrategy, context.errorHandler(), null, nic);
         AgentRunner.startOnThread(runner);
+    }
+
+    /**
+     * One more spinning NIC thread if the process's spinning NIC threads, with it, leave at least half of the CPUs
+     * beyond two to the application: none on 2 CPUs, one on 4, three on 8.
+     */
+    private static boolean claimSpinningBudget(final int cpus)
+    {
+        final int budget = Math.max(0, (cpus - 2) / 2);
+        int spinning;
+        do
+        {
+            spinning = SPINNING_NICS.get();
+            if (spinning >= budget)
+            {
+                return false;
+            }
+        }
+        while (!SPINNING_NICS.compareAndSet(spinning, spinning + 1));
+        return true;
     }
 
     static TcpDevice open(final String name, final FabricContext context)
@@ -110,6 +164,24 @@ public final class TcpDevice extends SoftDevice
         return nic;
     }
 
+    long connectTimeoutNs()
+    {
+        return connectTimeoutNs;
+    }
+
+    long coalesceNs()
+    {
+        return coalesceNs;
+    }
+
+    /**
+     * @return true if this device's NIC thread busy-spins (and so makes progress on every QP on every cycle).
+     */
+    public boolean isNicSpinning()
+    {
+        return nic.isEager();
+    }
+
     int maxFrameLength()
     {
         return MAX_MESSAGE_LENGTH + 64;
@@ -138,6 +210,10 @@ public final class TcpDevice extends SoftDevice
     protected void onClose()
     {
         runner.close();
+        if (countedAsSpinning)
+        {
+            SPINNING_NICS.decrementAndGet();
+        }
         arena.close();
     }
 }

@@ -17,12 +17,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
- * The software NIC of one tcp device: a single agent that accepts and dials connections, applies incoming
- * requests to registered memory in order, acknowledges them, transmits posted WRs and completes them on
- * acknowledgement. Other threads talk to it only through its command queue and the QPs' published tails.
+ * The software NIC of one tcp device: a single agent that accepts and dials connections, reads hellos, drains
+ * closed connections, and makes progress on the device's QPs as a fallback: each QP's data path is run by whichever
+ * thread holds its engine (see {@link TcpQueuePair}), normally the application's posting and polling threads, and
+ * this agent steps in for a QP no application thread has progressed lately (or always, when it is
+ * {@code eager}: it has a CPU of its own to spin on). Other threads talk to it through its command queue.
  */
 final class TcpNic implements Agent
 {
@@ -31,6 +34,8 @@ final class TcpNic implements Agent
     private final Selector acceptSelector;
     private final FaultInjection faults;
     private final long connectTimeoutNs;
+    private final boolean eager;
+    private volatile Thread thread;
     private final ManyToOneConcurrentArrayQueue<Runnable> commands = new ManyToOneConcurrentArrayQueue<>(1024);
     private final Consumer<Runnable> runCommand = Runnable::run;
     private final List<TcpConnection> connections = new ArrayList<>();
@@ -41,8 +46,13 @@ final class TcpNic implements Agent
     private long nextAcceptNs;
     private boolean dead;
 
-    TcpNic(final TcpDevice device, final ServerSocketChannel server, final FabricContext context)
+    /**
+     * @param eager true when the NIC thread busy-spins on a CPU of its own: it then makes progress on every QP on
+     *              every duty cycle instead of only on those the application threads have left alone.
+     */
+    TcpNic(final TcpDevice device, final ServerSocketChannel server, final FabricContext context, final boolean eager)
     {
+        this.eager = eager;
         this.device = device;
         this.server = server;
         try
@@ -57,6 +67,17 @@ final class TcpNic implements Agent
         this.faults = context.faultInjection();
         this.connectTimeoutNs = context.tcpConnectTimeoutNs();
         this.seenConnectionDrops = faults.connectionDropCount();
+    }
+
+    boolean isEager()
+    {
+        return eager;
+    }
+
+    @Override
+    public void onStart()
+    {
+        thread = Thread.currentThread();
     }
 
     @Override
@@ -80,15 +101,24 @@ final class TcpNic implements Agent
         final CountDownLatch done = new CountDownLatch(1);
         offer(() ->
         {
-            // Half-close after pending bytes: a reset could destroy responses the peer has not read yet.
+            // Half-close after pending bytes: a reset could destroy responses the peer has not read yet. Under the
+            // engine, so no other thread is using the connections; draining, they are this thread's again.
             final long nowNs = System.nanoTime();
-            if (null != qp.outbound)
+            qp.lockForNic();
+            try
             {
-                qp.outbound.closeGracefully(nowNs);
+                if (null != qp.outbound)
+                {
+                    qp.outbound.closeGracefully(nowNs);
+                }
+                if (null != qp.inbound)
+                {
+                    qp.inbound.closeGracefully(nowNs);
+                }
             }
-            if (null != qp.inbound)
+            finally
             {
-                qp.inbound.closeGracefully(nowNs);
+                qp.unlock();
             }
             final List<TcpQueuePair> kept = new ArrayList<>(List.of(queuePairs));
             kept.remove(qp);
@@ -120,6 +150,11 @@ final class TcpNic implements Agent
                 throw new IllegalStateException("tcp NIC command queue full for 2 s: is the NIC thread stuck?");
             }
             Thread.onSpinWait();
+        }
+        final Thread nicThread = thread;
+        if (null != nicThread)
+        {
+            LockSupport.unpark(nicThread); // it may be parked for up to its longest idle park
         }
     }
 
@@ -160,29 +195,7 @@ final class TcpNic implements Agent
         }
         for (final TcpQueuePair qp : queuePairs)
         {
-            try
-            {
-                work += qp.duty(nowNs, connectTimeoutNs);
-            }
-            catch (final IOException ex)
-            {
-                lose(qp.outbound);
-            }
-        }
-        for (int i = 0; i < connections.size(); i++)
-        {
-            final TcpConnection connection = connections.get(i);
-            if (connection.connected && !connection.isDraining() && connection.hasPendingWrites())
-            {
-                try
-                {
-                    connection.flush();
-                }
-                catch (final IOException ex)
-                {
-                    lose(connection);
-                }
-            }
+            work += qp.nicDuty(nowNs, eager);
         }
         connections.removeIf(TcpConnection::isClosed);
         return work;
@@ -257,6 +270,10 @@ final class TcpNic implements Agent
         connection.flush();
     }
 
+    /**
+     * The connections this thread owns: connecting, waiting for their hello, draining. An established one belongs
+     * to its QP's engine.
+     */
     private int service(final TcpConnection connection, final long nowNs)
     {
         if (connection.isClosed())
@@ -268,16 +285,24 @@ final class TcpNic implements Agent
             connection.drain(nowNs);
             return 0;
         }
+        if (connection.established)
+        {
+            return 0;
+        }
         try
         {
             if (!connection.connected)
             {
                 if (connection.channel.finishConnect())
                 {
-                    onConnected(connection);
+                    onConnected(connection); // writes the hello; established only once it is answered
                     return 1;
                 }
                 return 0;
+            }
+            if (connection.dialed && connection.hasPendingWrites())
+            {
+                connection.flush(); // the rest of the hello, and nothing else: nothing else is written before the answer
             }
             final int read = connection.read();
             if (read < 0)
@@ -285,7 +310,8 @@ final class TcpNic implements Agent
                 lose(connection);
                 return 1;
             }
-            return processFrames(connection, nowNs) + (read > 0 ? 1 : 0);
+            return (connection.dialed ? processHelloAnswer(connection) : processHello(connection, nowNs)) +
+                (read > 0 ? 1 : 0);
         }
         catch (final IOException ex)
         {
@@ -294,112 +320,53 @@ final class TcpNic implements Agent
         }
     }
 
-    private int processFrames(final TcpConnection connection, final long nowNs) throws IOException
+    /**
+     * The first bytes of an accepted connection: which QP the peer calls. Requests after it stay in the read buffer
+     * for the QP's engine, which owns the connection once it is established.
+     */
+    private int processHello(final TcpConnection connection, final long nowNs)
     {
         final ByteBuffer in = connection.startReading();
-        int work = 0;
+        TcpQueuePair qp = null;
+        final int sourceQpn;
         try
         {
-            if (!connection.dialed && !connection.helloDone)
+            if (in.remaining() < TcpWire.HELLO_LENGTH)
             {
-                if (in.remaining() < TcpWire.HELLO_LENGTH)
-                {
-                    return 0;
-                }
-                final int start = in.position();
-                if (in.getInt(start + TcpWire.HELLO_MAGIC_OFFSET) != TcpWire.MAGIC ||
-                    in.getInt(start + TcpWire.HELLO_VERSION_OFFSET) != TcpWire.VERSION)
+                return 0;
+            }
+            final int start = in.position();
+            if (in.getInt(start + TcpWire.HELLO_MAGIC_OFFSET) != TcpWire.MAGIC ||
+                in.getInt(start + TcpWire.HELLO_VERSION_OFFSET) != TcpWire.VERSION)
+            {
+                closeConnection(connection);
+                return 1;
+            }
+            final int targetQpn = in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET);
+            qp = find(targetQpn);
+            if (null == qp)
+            {
+                // The QP may be created but its add command not yet drained: look again after draining.
+                commands.drain(runCommand);
+                qp = find(targetQpn);
+            }
+            if (null == qp)
+            {
+                if (nowNs - connection.openedNs > connectTimeoutNs)
                 {
                     closeConnection(connection);
                     return 1;
                 }
-                final int targetQpn = in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET);
-                TcpQueuePair qp = find(targetQpn);
-                if (null == qp)
-                {
-                    // The QP may be created but its add command not yet drained: look again after draining.
-                    commands.drain(runCommand);
-                    qp = find(targetQpn);
-                }
-                if (null == qp)
-                {
-                    if (nowNs - connection.openedNs > connectTimeoutNs)
-                    {
-                        closeConnection(connection);
-                        return 1;
-                    }
-                    return 0;
-                }
-                final int sourceQpn = in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET);
-                if (null != qp.remoteConnectionInfo() && qp.remoteConnectionInfo().qpNumber() != sourceQpn)
-                {
-                    closeConnection(connection);
-                    return 1;
-                }
-                in.position(start + TcpWire.HELLO_LENGTH);
-                if (null != qp.inbound && qp.inbound != connection)
-                {
-                    closeConnection(qp.inbound);
-                }
-                qp.inbound = connection;
-                connection.queuePair = qp;
-                connection.helloDone = true;
-                acknowledgeHello(connection, sourceQpn, targetQpn);
-                work++;
+                return 0;
             }
-            else if (connection.dialed && !connection.helloAcknowledged)
+            sourceQpn = in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET);
+            if (null != qp.remoteConnectionInfo() && qp.remoteConnectionInfo().qpNumber() != sourceQpn)
             {
-                if (in.remaining() < TcpWire.HELLO_LENGTH)
-                {
-                    return 0;
-                }
-                final int start = in.position();
-                final TcpQueuePair qp = connection.queuePair;
-                if (in.getInt(start + TcpWire.HELLO_MAGIC_OFFSET) != TcpWire.MAGIC ||
-                    in.getInt(start + TcpWire.HELLO_VERSION_OFFSET) != TcpWire.VERSION ||
-                    in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET) != qp.qpNumber() ||
-                    in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET) != qp.remoteConnectionInfo().qpNumber())
-                {
-                    // Not the Verbus NIC the peer announced: drop it, the QP errs, nothing was sent there.
-                    lose(connection);
-                    return 1;
-                }
-                in.position(start + TcpWire.HELLO_LENGTH);
-                connection.helloAcknowledged = true;
-                work++;
+                closeConnection(connection);
+                qp = null;
+                return 1;
             }
-
-            while (in.remaining() >= 8)
-            {
-                final int frame = in.position();
-                final int frameLength = in.getInt(frame + TcpWire.FRAME_LENGTH_OFFSET);
-                if (frameLength < TcpWire.RESPONSE_HEADER_LENGTH || frameLength > device.maxFrameLength())
-                {
-                    lose(connection);
-                    return work + 1;
-                }
-                if (in.remaining() < frameLength)
-                {
-                    connection.ensureReadCapacity(frameLength);
-                    break;
-                }
-                final TcpQueuePair qp = connection.queuePair;
-                final int outcome = connection.dialed ?
-                    qp.onResponse(connection, in, frame, nowNs) :
-                    qp.onRequest(connection, in, frame, nowNs);
-                if (outcome == TcpQueuePair.HOLD)
-                {
-                    break;
-                }
-                if (outcome == TcpQueuePair.DROP)
-                {
-                    lose(connection);
-                    return work + 1;
-                }
-                // CONSUMED or DISCARD: the frame is done with.
-                in.position(frame + frameLength);
-                work++;
-            }
+            in.position(start + TcpWire.HELLO_LENGTH);
         }
         finally
         {
@@ -408,7 +375,78 @@ final class TcpNic implements Agent
                 connection.doneReading();
             }
         }
-        return work;
+
+        // Answer the hello while this thread still owns the connection: the answer is the first thing on the wire
+        // back, before any response the engine writes once the connection is established.
+        try
+        {
+            acknowledgeHello(connection, sourceQpn, qp.qpNumber());
+            connection.flush(); // what the socket does not take stays in order; the engine flushes it with responses
+        }
+        catch (final IOException ex)
+        {
+            closeConnection(connection);
+            return 1;
+        }
+
+        // Hand it to the QP's engine, under the engine: its holder may be using the connection this one replaces.
+        qp.lockForNic();
+        try
+        {
+            if (null != qp.inbound && qp.inbound != connection)
+            {
+                closeConnection(qp.inbound);
+            }
+            connection.queuePair = qp;
+            connection.helloDone = true;
+            qp.inbound = connection;
+            connection.established = true;
+        }
+        finally
+        {
+            qp.unlock();
+        }
+        return 1;
+    }
+
+    /**
+     * The first bytes back on a dialed connection: the responder's answer to its hello, the same frame with the QPNs
+     * swapped. Until it arrives the connection stays this thread's and nothing but the hello was written to it; then
+     * it is established and handed to the QP's engine. Anything else (a port that is no Verbus NIC, another QP) and
+     * the connection is lost, so the QP errs.
+     */
+    private int processHelloAnswer(final TcpConnection connection)
+    {
+        final TcpQueuePair qp = connection.queuePair;
+        final ByteBuffer in = connection.startReading();
+        try
+        {
+            if (in.remaining() < TcpWire.HELLO_LENGTH)
+            {
+                return 0;
+            }
+            final int start = in.position();
+            if (in.getInt(start + TcpWire.HELLO_MAGIC_OFFSET) != TcpWire.MAGIC ||
+                in.getInt(start + TcpWire.HELLO_VERSION_OFFSET) != TcpWire.VERSION ||
+                in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET) != qp.qpNumber() ||
+                in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET) != qp.remoteConnectionInfo().qpNumber())
+            {
+                // Not the Verbus NIC the peer announced: drop it, the QP errs, nothing was sent there but the hello.
+                lose(connection);
+                return 1;
+            }
+            in.position(start + TcpWire.HELLO_LENGTH);
+        }
+        finally
+        {
+            if (!connection.isClosed())
+            {
+                connection.doneReading();
+            }
+        }
+        connection.helloAcknowledged = true;
+        connection.established = true; // last: the volatile write hands the connection to the QP's engine
+        return 1;
     }
 
     private static void acknowledgeHello(final TcpConnection connection, final int dialerQpn, final int responderQpn)
@@ -444,11 +482,20 @@ final class TcpNic implements Agent
         {
             return;
         }
-        closeConnection(connection);
         final TcpQueuePair qp = connection.queuePair;
-        if (null != qp && (qp.outbound == connection || qp.inbound == connection))
+        if (null == qp)
         {
-            qp.onConnectionLost(connection);
+            closeConnection(connection);
+            return;
+        }
+        qp.lockForNic();
+        try
+        {
+            qp.lose(connection);
+        }
+        finally
+        {
+            qp.unlock();
         }
     }
 

@@ -1,10 +1,12 @@
 package io.verbus.fabric.tcp;
 
 import io.verbus.fabric.AccessFlags;
+import io.verbus.fabric.FaultInjection;
 import io.verbus.fabric.QueuePairConfig;
 import io.verbus.fabric.QueuePairConnectionInfo;
 import io.verbus.fabric.QueuePairState;
 import io.verbus.fabric.SendFlags;
+import io.verbus.fabric.soft.SoftCompletionQueue;
 import io.verbus.fabric.soft.SoftMemoryPlacement;
 import io.verbus.fabric.soft.SoftMemoryRegion;
 import io.verbus.fabric.soft.SoftProtectionDomain;
@@ -16,6 +18,7 @@ import io.verbus.fabric.WorkRequestOpcode;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -25,35 +28,159 @@ import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 /**
- * An RC QP of the tcp provider. The application thread posts into the queues; the device's NIC thread does
- * everything else: transmits WRs in order on the connection it dialed to the peer's NIC, applies the
- * peer's requests arriving on the connection the peer dialed, completes WRs when acknowledged, times
- * out a silent peer, and flushes the queues once the QP is in ERR. Fields below the queues belong to the
- * NIC thread.
+ * An RC QP of the tcp provider.
+ * <p>
+ * <b>The engine.</b> Everything after posting (framing and writing WRs, reading and applying the peer's requests,
+ * acknowledging them, completing WRs on acknowledgement, timers, flushing on ERR) is done by whichever thread holds
+ * this QP's engine lock, a CAS on one int that nobody ever waits for:
+ * <ul>
+ *     <li>the posting thread, in {@link #postSend}: it frames the new WRs and writes them to the socket itself
+ *     (non-blocking), so the common path has no hand-off;</li>
+ *     <li>a thread polling one of the QP's CQs, or calling {@link #progress()}: it reads the sockets, applies and
+ *     acknowledges what arrived, completes WRs and runs the timers, so on a small host the application's own
+ *     polling thread is the receiving NIC;</li>
+ *     <li>the device's NIC thread, as the fallback when no application thread has made progress for
+ *     {@link #FALLBACK_GRACE_NS} (or always, when the NIC thread has a CPU of its own to spin on).</li>
+ * </ul>
+ * A thread that finds the engine taken skips: the holder looks for new WRs after releasing it (each side writes its
+ * own flag before reading the other's, with full fences), so a post is never stranded.
+ * <p>
+ * <b>Coalescing.</b> A poster that posts again within {@link #STREAM_GAP_NS} of its previous post, several times in
+ * a row, is streaming: its frames then wait in the connection's buffer, up to {@code tcpCoalesceNs} or
+ * {@link #COALESCE_MAX_BYTES}, and go out in one write, which the next post or poll past the deadline makes (the NIC
+ * thread if the application stops calling). An isolated post (a ping-pong, a request) is written at once.
+ * <p>
+ * <b>Acknowledgement.</b> Responses are cumulative ({@link TcpWire}): the responder answers at once what the
+ * requester waits for (signaled WRs, READ, atomics, errors, RNR) and acknowledges unsignaled WRs together within
+ * {@link #MAX_ACK_DELAY_NS}, so an unsignaled WRITE costs the responder no write system call.
  */
-final class TcpQueuePair extends SoftQueuePair
+final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Progress
 {
+    static final int CONSUMED = 0;
+    static final int HOLD = 1;
+    static final int DROP = 2;
+    static final int DISCARD = 3;
+
+    /** Held frames are written once the poster has not posted for this long (or the last write's cost, if more). */
+    static final long STREAM_GAP_NS = TimeUnit.MICROSECONDS.toNanos(2);
+    /** Most bytes held back to coalesce before they are written anyway. */
+    static final int COALESCE_MAX_BYTES = 64 * 1024;
+    /** While frames are held to coalesce, an application poll reads this QP's sockets at most this often. */
+    static final long STREAM_READ_INTERVAL_NS = TimeUnit.MICROSECONDS.toNanos(10);
+    /** With no response awaited, an application poll still reads responses this often (NAKs, lost peers). */
+    static final long IDLE_RESPONSE_READ_INTERVAL_NS = TimeUnit.MICROSECONDS.toNanos(250);
+    /**
+     * Unsignaled requests are acknowledged together at the latest this long after the first of them (or a quarter of
+     * the retry timeout, if shorter): nobody waits for them, the acknowledgement only keeps the requester's retry
+     * timer quiet, so one write system call a millisecond at most.
+     */
+    static final long MAX_ACK_DELAY_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** The NIC thread leaves a QP to the application threads that made progress on it this recently. */
+    static final long FALLBACK_GRACE_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** A loopback write of a few frames, before any is measured. */
+    static final long INITIAL_WRITE_COST_NS = TimeUnit.MICROSECONDS.toNanos(2);
+    /** A WRITE payload with at least this much still to arrive is read straight into the target region. */
+    static final int DIRECT_PLACEMENT_MIN_BYTES = 16 * 1024;
+
+    private static final WorkCompletionStatus[] STATUSES = WorkCompletionStatus.values();
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    private static final long RNR_NAK_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(20);
+    private static final long NONE = Long.MIN_VALUE;
+    private static final VarHandle ENGINE;
+    private static final VarHandle LAST_APPLICATION_PROGRESS;
+
+    static
+    {
+        try
+        {
+            final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            ENGINE = lookup.findVarHandle(TcpQueuePair.class, "engine", int.class);
+            LAST_APPLICATION_PROGRESS =
+                lookup.findVarHandle(TcpQueuePair.class, "lastApplicationProgressNs", long.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
     private final TcpNic nic;
+    private final int maxFrameLength;
+    private final long maxMessageLength;
+    private final long connectTimeoutNs;
+    private final long coalesceNs;
+    private final long ackDelayNs;
+    @SuppressWarnings("unused") private int engine;
+    @SuppressWarnings("unused") private long lastApplicationProgressNs;
+
     InetSocketAddress remoteNic;
-    TcpConnection outbound;
-    TcpConnection inbound;
+    volatile TcpConnection outbound;
+    volatile TcpConnection inbound;
+    volatile long dialStartedNs = Long.MIN_VALUE;
+    /** Status the head WR fails with when the QP errs for a reason that is not a completion (lost peer). */
+    volatile WorkCompletionStatus headFailure;
+
+    // Engine state from here on: only the engine lock's holder touches it.
+
+    // Requester.
     long sqTransmitted;
     long sqCompleted;
-    long rqConsumed;
     long lastResponseNs;
-    long rnrSinceNs = Long.MIN_VALUE;
-    long dialStartedNs = Long.MIN_VALUE;
-    /** Status the head WR fails with when the QP errs for a reason that is not a completion (lost peer). */
-    WorkCompletionStatus headFailure;
+    long rnrSinceNs = NONE;
     /** Index of a WR that failed a local check at transmit time, and why; -1 if none. */
     long localFailureIndex = -1;
     WorkCompletionStatus localFailureStatus;
+    /** Last READ or atomic transmitted: a FENCE waits for its completion, as the verbs fence does. */
+    private long lastFencingSequence = -1;
+    /** Last WR transmitted whose response the requester waits for (signaled, READ, atomic). */
+    private long lastAwaitedSequence = -1;
+    private long lastPostEndNs;
+    private long lastWriteEndNs;
+    /**
+     * What a write of requests costs, a moving average with outliers clamped (a write the scheduler preempted is not
+     * what writes cost): posts closer together than this are coalesced.
+     */
+    private long writeCostNs = INITIAL_WRITE_COST_NS;
+    /** When frames were first held back to coalesce, NONE if what is pending (if anything) is not held back. */
+    private long coalescingSinceNs = NONE;
+
+    // Diagnostics, read by tests (opaque: exact once the engine is quiet).
+    private long requestWrites;
+    private long directPlacements;
+    private long nicPasses;
+
+    // Responder.
+    long rqConsumed;
+    /** Requests applied: the sequence of the next one expected. */
+    private long requestsApplied;
+    /** Requests acknowledged: every one before this has been answered, singly or cumulatively. */
+    private long requestsAcknowledged;
+    private long unacknowledgedSinceNs;
+    /** Receive pass in which a request the requester awaits was applied, NONE if none is unacknowledged. */
+    private long acknowledgementDuePass = NONE;
+    private long receivePasses;
+    private boolean returnedEarly;
 
     TcpQueuePair(
         final TcpDevice device, final SoftProtectionDomain pd, final QueuePairConfig config, final int qpNumber)
     {
         super(device, pd, config, qpNumber);
         this.nic = device.nic();
+        this.maxFrameLength = device.maxFrameLength();
+        this.maxMessageLength = device.attributes().maxMessageLength();
+        this.connectTimeoutNs = device.connectTimeoutNs();
+        this.coalesceNs = device.coalesceNs();
+        this.ackDelayNs = Math.max(1, Math.min(MAX_ACK_DELAY_NS, retryTimeoutNs / 4));
+        // "Long ago", in nanoTime's arithmetic (differences only): no post, no application progress yet.
+        final long longAgoNs = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
+        this.lastPostEndNs = longAgoNs;
+        this.lastWriteEndNs = longAgoNs;
+        this.lastApplicationProgressNs = longAgoNs;
+        sendCq.addProgress(this);
+        if (receiveCq != sendCq)
+        {
+            receiveCq.addProgress(this);
+        }
     }
 
     @Override
@@ -101,11 +228,6 @@ final class TcpQueuePair extends SoftQueuePair
     }
 
     @Override
-    protected void onSendPosted()
-    {
-    }
-
-    @Override
     protected void onReceivePosted(final long index)
     {
     }
@@ -113,29 +235,634 @@ final class TcpQueuePair extends SoftQueuePair
     @Override
     protected void onClose()
     {
+        sendCq.removeProgress(this);
+        receiveCq.removeProgress(this);
         nic.removeQueuePair(this);
     }
 
     // ---------------------------------------------------------------------------------------------------
-    // NIC thread from here on.
+    // The engine lock.
 
-    static final int CONSUMED = 0;
-    static final int HOLD = 1;
-    static final int DROP = 2;
-    static final int DISCARD = 3;
+    boolean tryLock()
+    {
+        return 0 == (int)ENGINE.getOpaque(this) && ENGINE.compareAndSet(this, 0, 1);
+    }
 
-    private static final WorkCompletionStatus[] STATUSES = WorkCompletionStatus.values();
-    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
-    private static final long RNR_NAK_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(20);
+    /**
+     * Take the engine for the NIC thread's control work (hello, drops, close): the holder releases it within one
+     * pass, so spin.
+     */
+    void lockForNic()
+    {
+        while (!tryLock())
+        {
+            Thread.yield();
+        }
+    }
+
+    /**
+     * Release the engine, then transmit WRs a poster left while it was taken (the poster published its tail, fenced,
+     * then found the lock held; this thread released the lock, with a full fence, and then reads the tail: one of
+     * the two sees the other).
+     */
+    void unlock()
+    {
+        ENGINE.setVolatile(this, 0);
+        while (sendTail() > sqTransmitted && QueuePairState.RTS == state && tryLock())
+        {
+            int work = 0;
+            try
+            {
+                final long nowNs = System.nanoTime();
+                work = transmit(nowNs);
+                if (work > 0)
+                {
+                    writeRequests(outbound);
+                }
+            }
+            finally
+            {
+                ENGINE.setVolatile(this, 0);
+            }
+            if (0 == work)
+            {
+                break; // blocked (fence, full socket, not connected): the next progress pass transmits
+            }
+        }
+    }
+
+    /**
+     * @return writes of request frames so far (fewer than posts when a streaming poster's writes were coalesced).
+     */
+    long requestWrites()
+    {
+        VarHandle.acquireFence();
+        return requestWrites;
+    }
+
+    /**
+     * @return WRITE payloads read from the socket straight into their target region.
+     */
+    long directPlacements()
+    {
+        VarHandle.acquireFence();
+        return directPlacements;
+    }
+
+    /**
+     * @return progress passes of the NIC thread that found work (it stepped in for the application).
+     */
+    long nicPasses()
+    {
+        VarHandle.acquireFence();
+        return nicPasses;
+    }
+
+    // ---------------------------------------------------------------------------------------------------
+    // Application threads.
+
+    /**
+     * The poster frames its WRs and writes them itself, unless another thread holds the engine (it then transmits
+     * them when it releases it) or the poster is streaming (the frames wait to be coalesced).
+     */
+    @Override
+    protected void onSendPosted()
+    {
+        VarHandle.fullFence(); // the tail before the engine flag: see unlock()
+        if (!tryLock())
+        {
+            return;
+        }
+        try
+        {
+            if (isClosed() || faults.isKilled())
+            {
+                return;
+            }
+            final long nowNs = System.nanoTime();
+            if (QueuePairState.ERR == state)
+            {
+                flushErrors();
+                return;
+            }
+            transmit(nowNs);
+            final boolean wrote = writeAfterPost(nowNs);
+            lastPostEndNs = wrote ? System.nanoTime() : nowNs;
+        }
+        finally
+        {
+            unlock();
+        }
+    }
+
+    /**
+     * Progress from an application thread: a CQ poll (this is the CQ's {@link SoftCompletionQueue.Progress}) or an
+     * explicit {@link io.verbus.fabric.QueuePair#progress()}.
+     */
+    @Override
+    public int progress()
+    {
+        // Before the lock: an application thread that polls is active even when it finds the NIC thread holding the
+        // engine, and the NIC thread should then leave the QP to it.
+        final long nowNs = System.nanoTime();
+        LAST_APPLICATION_PROGRESS.setOpaque(this, nowNs);
+        if (!tryLock())
+        {
+            return 0;
+        }
+        try
+        {
+            return progress(nowNs, true);
+        }
+        finally
+        {
+            unlock();
+        }
+    }
+
+    /**
+     * The NIC thread's turn: only when no application thread has made progress lately, unless {@code eager}.
+     */
+    int nicDuty(final long nowNs, final boolean eager)
+    {
+        if (!eager && nowNs - (long)LAST_APPLICATION_PROGRESS.getOpaque(this) < FALLBACK_GRACE_NS)
+        {
+            return 0;
+        }
+        if (!tryLock())
+        {
+            return 0;
+        }
+        try
+        {
+            final int work = progress(nowNs, false);
+            if (work > 0)
+            {
+                nicPasses++;
+            }
+            return work;
+        }
+        finally
+        {
+            unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------
+    // Engine from here on.
+
+    private int progress(final long nowNs, final boolean application)
+    {
+        if (isClosed() || faults.isKilled())
+        {
+            return 0;
+        }
+        // While the poster streams (frames held to coalesce), its own polls would otherwise add reads to every post.
+        final boolean streaming = application && NONE != coalescingSinceNs;
+        final long appliedBefore = requestsApplied;
+        int work = receiveRequests(nowNs, streaming, application);
+        if (application && requestsApplied != appliedBefore && QueuePairState.ERR != state && !returnedEarly)
+        {
+            // The application is waiting for what just landed: let it look before this thread makes more system
+            // calls (responses, held frames); its next poll does them (at most one pass is cut short in a row, so a
+            // receiver that gets data on every pass still reads its responses and writes what it holds).
+            returnedEarly = true;
+            return work + timers(nowNs);
+        }
+        returnedEarly = false;
+        work += receiveResponses(nowNs, application, streaming);
+        if (QueuePairState.ERR == state)
+        {
+            work += flushErrors();
+        }
+        else
+        {
+            work += transmit(nowNs);
+            work += timers(nowNs);
+        }
+        work += writeHeldRequests(nowNs);
+        return work;
+    }
+
+    /**
+     * Write what was just framed, or hold it to coalesce with what follows: a post that comes within what a write
+     * costs of the last write's end starts holding (so a streaming poster spends at most about half its time in
+     * writes, and an isolated post, whose predecessor is long written, goes out at once); holding lasts while posts
+     * keep coming, up to {@code coalesceNs} or {@link #COALESCE_MAX_BYTES}.
+     *
+     * @return true if it wrote.
+     */
+    private boolean writeAfterPost(final long nowNs)
+    {
+        final TcpConnection connection = outbound;
+        if (null == connection || !connection.isUsable() || !connection.hasPendingWrites())
+        {
+            return false;
+        }
+        if (coalesceNs > 0 && connection.pendingWriteBytes() < COALESCE_MAX_BYTES)
+        {
+            if (NONE != coalescingSinceNs)
+            {
+                if (nowNs - coalescingSinceNs < coalesceNs && nowNs - lastPostEndNs < flushGapNs())
+                {
+                    return false;
+                }
+            }
+            else if (nowNs - lastWriteEndNs < Math.min(writeCostNs, coalesceNs))
+            {
+                coalescingSinceNs = nowNs;
+                return false;
+            }
+        }
+        writeRequests(connection);
+        return true;
+    }
+
+    /**
+     * @return how long after the last post held frames wait for another: the poster has stopped streaming.
+     */
+    private long flushGapNs()
+    {
+        return Math.max(STREAM_GAP_NS, Math.min(writeCostNs, coalesceNs));
+    }
+
+    /**
+     * Write held-back or blocked request frames, unless the poster is still streaming within its coalescing time.
+     */
+    private int writeHeldRequests(final long nowNs)
+    {
+        final TcpConnection connection = outbound;
+        if (null == connection || !connection.isUsable() || !connection.hasPendingWrites())
+        {
+            return 0;
+        }
+        if (NONE != coalescingSinceNs && nowNs - coalescingSinceNs < coalesceNs &&
+            nowNs - lastPostEndNs < flushGapNs() && connection.pendingWriteBytes() < COALESCE_MAX_BYTES)
+        {
+            return 0;
+        }
+        writeRequests(connection);
+        return 1;
+    }
+
+    private void writeRequests(final TcpConnection connection)
+    {
+        if (null == connection || !connection.isUsable())
+        {
+            return;
+        }
+        coalescingSinceNs = NONE;
+        requestWrites++;
+        final long startNs = System.nanoTime();
+        try
+        {
+            connection.flush();
+        }
+        catch (final IOException ex)
+        {
+            lose(connection);
+        }
+        final long endNs = System.nanoTime();
+        final long costNs = writeCostNs;
+        writeCostNs = costNs + ((Math.min(endNs - startNs, 4 * costNs) - costNs) >> 3);
+        lastWriteEndNs = endNs;
+    }
+
+    /**
+     * Frame posted WRs in order into the outbound connection's buffer, checking the lkeys first.
+     */
+    private int transmit(final long nowNs)
+    {
+        if (QueuePairState.RTS != state || localFailureIndex >= 0)
+        {
+            return 0;
+        }
+        final TcpConnection connection = outbound;
+        if (null == connection || !connection.isUsable())
+        {
+            return 0;
+        }
+        int work = 0;
+        final long tail = sendTail();
+        try
+        {
+            while (sqTransmitted < tail)
+            {
+                final int slot = (int)(sqTransmitted % sqDepth);
+                final WorkRequestOpcode opcode = WR_OPCODES[sqOpcode[slot]];
+                final int length = sqLength[slot];
+                final int flags = sqFlags[slot];
+                if ((flags & SendFlags.FENCE) != 0 && lastFencingSequence >= sqCompleted)
+                {
+                    break;
+                }
+                if (length > maxMessageLength)
+                {
+                    localFailureIndex = sqTransmitted;
+                    localFailureStatus = WorkCompletionStatus.LOC_LEN_ERR;
+                    break;
+                }
+                MemorySegment source = sqInline;
+                long sourceOffset = (long)slot * maxInlineData;
+                final boolean atomic = opcode.isAtomic();
+                final boolean carriesPayload = !atomic && opcode != WorkRequestOpcode.RDMA_READ;
+                if (length > 0 && (!carriesPayload || !isInline(slot)))
+                {
+                    final SoftMemoryRegion region = localRegion(slot, carriesPayload ? 0 : AccessFlags.LOCAL_WRITE);
+                    if (null == region)
+                    {
+                        localFailureIndex = sqTransmitted;
+                        localFailureStatus = WorkCompletionStatus.LOC_PROT_ERR;
+                        break;
+                    }
+                    source = region.segment();
+                    sourceOffset = region.offsetOf(sqLocalAddress[slot]);
+                }
+                final int payloadLength = carriesPayload ? length : 0;
+                final int headerLength = atomic ? TcpWire.ATOMIC_REQUEST_HEADER_LENGTH : TcpWire.REQUEST_HEADER_LENGTH;
+                final int frameLength = headerLength + payloadLength;
+                final int offset = connection.reserve(frameLength);
+                if (offset < 0)
+                {
+                    break;
+                }
+                final ByteBuffer out = connection.writeBuffer();
+                out.putInt(offset + TcpWire.FRAME_LENGTH_OFFSET, frameLength);
+                out.put(offset + TcpWire.FRAME_TYPE_OFFSET, TcpWire.TYPE_REQUEST);
+                out.put(offset + TcpWire.REQUEST_OPCODE_OFFSET, sqOpcode[slot]);
+                out.putShort(offset + TcpWire.REQUEST_FLAGS_OFFSET, (short)flags);
+                out.putLong(offset + TcpWire.REQUEST_SEQUENCE_OFFSET, sqTransmitted);
+                out.putLong(offset + TcpWire.REQUEST_REMOTE_ADDRESS_OFFSET, sqRemoteAddress[slot]);
+                out.putInt(offset + TcpWire.REQUEST_RKEY_OFFSET, sqRkey[slot]);
+                out.putInt(offset + TcpWire.REQUEST_LENGTH_OFFSET, length);
+                out.putInt(offset + TcpWire.REQUEST_IMMEDIATE_OFFSET, sqImmediate[slot]);
+                if (atomic)
+                {
+                    out.putLong(offset + TcpWire.REQUEST_COMPARE_ADD_OFFSET, sqCompareAdd[slot]);
+                    out.putLong(offset + TcpWire.REQUEST_SWAP_OFFSET, sqSwap[slot]);
+                }
+                if (payloadLength > 0)
+                {
+                    MemorySegment.copy(source, sourceOffset, connection.writeSegment(), offset + headerLength,
+                        payloadLength);
+                }
+                if (sqCompleted == sqTransmitted)
+                {
+                    lastResponseNs = nowNs;
+                }
+                if (!carriesPayload)
+                {
+                    lastFencingSequence = sqTransmitted;
+                    lastAwaitedSequence = sqTransmitted;
+                }
+                else if ((flags & SendFlags.SIGNALED) != 0)
+                {
+                    lastAwaitedSequence = sqTransmitted;
+                }
+                sqTransmitted++;
+                work++;
+            }
+        }
+        catch (final IOException ex)
+        {
+            lose(connection);
+            return work + 1;
+        }
+        return work;
+    }
+
+    /**
+     * Fail a silent or RNR-exhausted peer, a dial that never connected, a WR that failed its local checks.
+     */
+    private int timers(final long nowNs)
+    {
+        if (QueuePairState.RTS != state)
+        {
+            return 0;
+        }
+        final TcpConnection connection = outbound;
+        if (null == connection || !connection.established)
+        {
+            final long dialStarted = dialStartedNs;
+            if (dialStarted != NONE && nowNs - dialStarted > connectTimeoutNs && sendTail() > sqCompleted)
+            {
+                headFailure = WorkCompletionStatus.RETRY_EXC_ERR;
+                enterError();
+                return 1;
+            }
+            return 0;
+        }
+        if (localFailureIndex >= 0 && sqCompleted == localFailureIndex)
+        {
+            // ERR first, so the error completion is never seen on a QP that still reads RTS; flushErrors() reports
+            // the failed WR with localFailureStatus.
+            enterError();
+            return 1;
+        }
+        if (sqCompleted < sqTransmitted)
+        {
+            if (rnrSinceNs != NONE)
+            {
+                if (rnrRetryCount != QueuePairConfig.RNR_RETRY_INFINITE &&
+                    nowNs - rnrSinceNs >= rnrTimeoutNs * rnrRetryCount)
+                {
+                    headFailure = WorkCompletionStatus.RNR_RETRY_EXC_ERR;
+                    enterError();
+                    return 1;
+                }
+            }
+            else if (nowNs - lastResponseNs > retryTimeoutNs)
+            {
+                headFailure = WorkCompletionStatus.RETRY_EXC_ERR;
+                enterError();
+                return 1;
+            }
+        }
+        return 0;
+    }
+
+    // ---------------------------------------------------------------------------------------------------
+    // Responder: the peer's requests on the connection it dialed.
+
+    private int receiveRequests(final long nowNs, final boolean streaming, final boolean application)
+    {
+        final TcpConnection connection = inbound;
+        if (null == connection || !connection.isUsable())
+        {
+            return 0;
+        }
+        receivePasses++;
+        int work = 0;
+        try
+        {
+            if (!streaming || nowNs - connection.lastReadNs >= STREAM_READ_INTERVAL_NS)
+            {
+                connection.lastReadNs = nowNs;
+                if (connection.isPlacingDirectly())
+                {
+                    final int read = connection.readDirect();
+                    if (read < 0)
+                    {
+                        lose(connection);
+                        return 1;
+                    }
+                    if (connection.isPlacingDirectly())
+                    {
+                        return read > 0 ? 1 : 0;
+                    }
+                    onRequestApplied(connection.directSequence, connection.directFlags, nowNs);
+                    work++;
+                }
+                final int read = connection.read();
+                if (read < 0)
+                {
+                    lose(connection);
+                    return work + 1;
+                }
+                if (read > 0)
+                {
+                    work++;
+                }
+            }
+            if (connection.hasBufferedInput())
+            {
+                work += processRequests(connection, nowNs);
+            }
+            if (!connection.isClosed())
+            {
+                work += acknowledge(connection, nowNs, application);
+                if (connection.hasPendingWrites())
+                {
+                    connection.flush();
+                }
+            }
+        }
+        catch (final IOException ex)
+        {
+            lose(connection);
+            work++;
+        }
+        return work;
+    }
+
+    private int processRequests(final TcpConnection connection, final long nowNs) throws IOException
+    {
+        final ByteBuffer in = connection.startReading();
+        int work = 0;
+        try
+        {
+            while (in.remaining() >= 8)
+            {
+                final int frame = in.position();
+                final int frameLength = in.getInt(frame + TcpWire.FRAME_LENGTH_OFFSET);
+                if (frameLength < TcpWire.REQUEST_HEADER_LENGTH || frameLength > maxFrameLength ||
+                    in.get(frame + TcpWire.FRAME_TYPE_OFFSET) != TcpWire.TYPE_REQUEST)
+                {
+                    lose(connection);
+                    return work + 1;
+                }
+                if (in.remaining() < frameLength)
+                {
+                    if (placeDirectly(connection, in, frame, frameLength, nowNs))
+                    {
+                        work++;
+                    }
+                    else
+                    {
+                        connection.ensureReadCapacity(frameLength);
+                    }
+                    break;
+                }
+                final int outcome = onRequest(connection, in, frame, frameLength, nowNs);
+                if (outcome == HOLD)
+                {
+                    break;
+                }
+                if (outcome == DROP)
+                {
+                    lose(connection);
+                    return work + 1;
+                }
+                in.position(frame + frameLength);
+                work++;
+            }
+        }
+        finally
+        {
+            if (!connection.isClosed())
+            {
+                connection.doneReading();
+            }
+        }
+        return work;
+    }
+
+    /**
+     * One copy for a large WRITE: once its header has arrived and passed the responder checks, copy what the read
+     * buffer holds of its payload and have the socket read the rest straight into the target region. Only for a
+     * plain WRITE placed in order with nothing held back: anything else waits for the whole frame in the buffer.
+     *
+     * @return true if the placement started (the buffer is then consumed).
+     */
+    private boolean placeDirectly(
+        final TcpConnection connection, final ByteBuffer in, final int frame, final int frameLength, final long nowNs)
+    {
+        final int available = in.remaining();
+        if (frameLength - available < DIRECT_PLACEMENT_MIN_BYTES ||
+            available < TcpWire.REQUEST_HEADER_LENGTH ||
+            in.get(frame + TcpWire.REQUEST_OPCODE_OFFSET) != WorkRequestOpcode.RDMA_WRITE.ordinal() ||
+            faults.writePlacement() != FaultInjection.WritePlacement.IN_ORDER ||
+            faults.operationDelayNs() > 0)
+        {
+            return false;
+        }
+        final QueuePairState current = state;
+        if (current != QueuePairState.RTR && current != QueuePairState.RTS)
+        {
+            return false;
+        }
+        final long sequence = in.getLong(frame + TcpWire.REQUEST_SEQUENCE_OFFSET);
+        final long remoteAddress = in.getLong(frame + TcpWire.REQUEST_REMOTE_ADDRESS_OFFSET);
+        final int rkey = in.getInt(frame + TcpWire.REQUEST_RKEY_OFFSET);
+        final int length = in.getInt(frame + TcpWire.REQUEST_LENGTH_OFFSET);
+        if (sequence != requestsApplied || length != frameLength - TcpWire.REQUEST_HEADER_LENGTH)
+        {
+            return false; // the whole-frame path reports it
+        }
+        final SoftMemoryRegion region = localRegions.lookup(rkey);
+        if (null == region || !region.permits(protectionDomainId, remoteAddress, length, AccessFlags.REMOTE_WRITE))
+        {
+            return false; // the whole-frame path NAKs it
+        }
+        final ByteBuffer view = connection.viewOf(region);
+        if (null == view)
+        {
+            return false;
+        }
+        final int targetOffset = (int)region.offsetOf(remoteAddress);
+        final int buffered = available - TcpWire.REQUEST_HEADER_LENGTH;
+        // Every byte of earlier WRITEs before any byte of this one; the kernel's copy into the region comes after
+        // this fence in this thread's order.
+        VarHandle.releaseFence();
+        MemorySegment.copy(connection.readSegment(), frame + TcpWire.REQUEST_HEADER_LENGTH, region.segment(),
+            targetOffset, buffered);
+        connection.startDirect(view, targetOffset + buffered, length - buffered, sequence,
+            in.getShort(frame + TcpWire.REQUEST_FLAGS_OFFSET));
+        connection.holdSinceNs = NONE;
+        directPlacements++;
+        in.position(in.limit());
+        return true;
+    }
 
     /**
      * Apply one request from the peer, in order, after the responder checks.
      *
      * @return {@link #CONSUMED}, {@link #HOLD} to retry the same frame later (RNR, not yet RTR, delay fault,
-     * full CQ or write buffer) or {@link #DISCARD} to drop it unanswered (a responder in ERR is silent, so
-     * the requester times out as it would against hardware).
+     * full CQ or write buffer), {@link #DROP} for a malformed frame, or {@link #DISCARD} to drop it unanswered (a
+     * responder in ERR is silent, so the requester times out as it would against hardware).
      */
-    int onRequest(final TcpConnection connection, final ByteBuffer in, final int frame, final long nowNs)
+    int onRequest(
+        final TcpConnection connection, final ByteBuffer in, final int frame, final int frameLength, final long nowNs)
         throws IOException
     {
         final QueuePairState current = state;
@@ -150,7 +877,7 @@ final class TcpQueuePair extends SoftQueuePair
         final long delayNs = faults.operationDelayNs();
         if (delayNs > 0)
         {
-            if (connection.holdSinceNs == Long.MIN_VALUE)
+            if (connection.holdSinceNs == NONE)
             {
                 connection.holdSinceNs = nowNs;
             }
@@ -160,17 +887,31 @@ final class TcpQueuePair extends SoftQueuePair
             }
         }
 
-        final WorkRequestOpcode opcode = WR_OPCODES[in.get(frame + TcpWire.REQUEST_OPCODE_OFFSET)];
+        final int opcodeOrdinal = in.get(frame + TcpWire.REQUEST_OPCODE_OFFSET);
+        if (opcodeOrdinal < 0 || opcodeOrdinal >= WR_OPCODES.length)
+        {
+            return DROP;
+        }
+        final WorkRequestOpcode opcode = WR_OPCODES[opcodeOrdinal];
+        final int flags = in.getShort(frame + TcpWire.REQUEST_FLAGS_OFFSET);
         final long sequence = in.getLong(frame + TcpWire.REQUEST_SEQUENCE_OFFSET);
         final long remoteAddress = in.getLong(frame + TcpWire.REQUEST_REMOTE_ADDRESS_OFFSET);
         final int rkey = in.getInt(frame + TcpWire.REQUEST_RKEY_OFFSET);
         final int length = in.getInt(frame + TcpWire.REQUEST_LENGTH_OFFSET);
         final int immediate = in.getInt(frame + TcpWire.REQUEST_IMMEDIATE_OFFSET);
-        final long payload = frame + TcpWire.REQUEST_HEADER_LENGTH;
+        final boolean atomic = opcode.isAtomic();
+        final boolean carriesPayload = !atomic && opcode != WorkRequestOpcode.RDMA_READ;
+        final int headerLength = atomic ? TcpWire.ATOMIC_REQUEST_HEADER_LENGTH : TcpWire.REQUEST_HEADER_LENGTH;
+        if (sequence != requestsApplied || length < 0 ||
+            frameLength != headerLength + (carriesPayload ? length : 0))
+        {
+            return DROP;
+        }
+        final long payload = frame + headerLength;
 
         if (opcode.consumesReceive() && receiveTail() <= rqConsumed)
         {
-            if (connection.lastRnrNakNs == Long.MIN_VALUE || nowNs - connection.lastRnrNakNs >= RNR_NAK_INTERVAL_NS)
+            if (connection.lastRnrNakNs == NONE || nowNs - connection.lastRnrNakNs >= RNR_NAK_INTERVAL_NS)
             {
                 final int offset = connection.reserve(TcpWire.RESPONSE_HEADER_LENGTH);
                 if (offset >= 0)
@@ -178,6 +919,7 @@ final class TcpQueuePair extends SoftQueuePair
                     writeResponseHeader(connection, offset, TcpWire.TYPE_RNR_NAK, WorkCompletionStatus.SUCCESS,
                         sequence, 0, TcpWire.RESPONSE_HEADER_LENGTH);
                     connection.lastRnrNakNs = nowNs;
+                    requestsAcknowledged = sequence; // an RNR NAK acknowledges every earlier request
                 }
             }
             return HOLD;
@@ -239,6 +981,7 @@ final class TcpQueuePair extends SoftQueuePair
                     }
                     else
                     {
+                        VarHandle.releaseFence();
                         MemorySegment.copy(connection.readSegment(), payload, region.segment(),
                             region.offsetOf(rqAddress[slot]), length);
                     }
@@ -286,7 +1029,16 @@ final class TcpQueuePair extends SoftQueuePair
                 }
             }
         }
+        connection.holdSinceNs = NONE;
+        connection.lastRnrNakNs = NONE;
 
+        if (status == WorkCompletionStatus.SUCCESS && carriesPayload)
+        {
+            onRequestApplied(sequence, flags, nowNs);
+            return CONSUMED;
+        }
+
+        // A response of its own: READ data, an atomic result, or a NAK.
         final int payloadLength = null != readRegion ? length : 0;
         final int responseLength = TcpWire.RESPONSE_HEADER_LENGTH + payloadLength;
         final int offset = connection.reserve(responseLength);
@@ -297,14 +1049,55 @@ final class TcpQueuePair extends SoftQueuePair
             MemorySegment.copy(readRegion.segment(), readRegion.offsetOf(remoteAddress),
                 connection.writeSegment(), offset + TcpWire.RESPONSE_HEADER_LENGTH, payloadLength);
         }
-        connection.holdSinceNs = Long.MIN_VALUE;
-        connection.lastRnrNakNs = Long.MIN_VALUE;
+        requestsApplied = sequence + 1;
+        requestsAcknowledged = sequence + 1;
+        acknowledgementDuePass = NONE;
         if (status != WorkCompletionStatus.SUCCESS)
         {
             // A responder that NAKs an access or invalid request goes to ERR, as on RC hardware.
             enterError();
         }
         return CONSUMED;
+    }
+
+    private void onRequestApplied(final long sequence, final int flags, final long nowNs)
+    {
+        if (requestsAcknowledged == sequence)
+        {
+            unacknowledgedSinceNs = nowNs; // the oldest unacknowledged request
+        }
+        requestsApplied = sequence + 1;
+        if ((flags & SendFlags.SIGNALED) != 0 && NONE == acknowledgementDuePass)
+        {
+            acknowledgementDuePass = receivePasses; // the requester waits for this completion
+        }
+    }
+
+    /**
+     * Acknowledge every applied request at once when one of them is awaited, or when the oldest unacknowledged one
+     * has waited {@link #MAX_ACK_DELAY_NS} (or a quarter of the retry timeout). An application thread acknowledges
+     * an awaited request on its pass after the one that applied it: first it looks at what landed.
+     */
+    private int acknowledge(final TcpConnection connection, final long nowNs, final boolean application)
+        throws IOException
+    {
+        final long duePass = acknowledgementDuePass;
+        final boolean due = NONE != duePass && (!application || receivePasses > duePass);
+        if (requestsApplied <= requestsAcknowledged || QueuePairState.ERR == state ||
+            (!due && nowNs - unacknowledgedSinceNs < ackDelayNs))
+        {
+            return 0;
+        }
+        final int offset = connection.reserve(TcpWire.RESPONSE_HEADER_LENGTH);
+        if (offset < 0)
+        {
+            return 0;
+        }
+        writeResponseHeader(connection, offset, TcpWire.TYPE_ACK, WorkCompletionStatus.SUCCESS,
+            requestsApplied - 1, 0, TcpWire.RESPONSE_HEADER_LENGTH);
+        requestsAcknowledged = requestsApplied;
+        acknowledgementDuePass = NONE;
+        return 1;
     }
 
     private static void writeResponseHeader(
@@ -324,12 +1117,102 @@ final class TcpQueuePair extends SoftQueuePair
         out.putLong(offset + TcpWire.RESPONSE_VALUE_OFFSET, value);
     }
 
+    // ---------------------------------------------------------------------------------------------------
+    // Requester: responses on the connection this QP dialed.
+
+    private int receiveResponses(final long nowNs, final boolean application, final boolean streaming)
+    {
+        final TcpConnection connection = outbound;
+        if (null == connection || !connection.isUsable())
+        {
+            return 0;
+        }
+        int work = 0;
+        try
+        {
+            final long sinceRead = nowNs - connection.lastReadNs;
+            final boolean awaited = sqCompleted <= lastAwaitedSequence || rnrSinceNs != NONE;
+            if (!application ||
+                (streaming ? sinceRead >= STREAM_READ_INTERVAL_NS :
+                    awaited || sinceRead >= IDLE_RESPONSE_READ_INTERVAL_NS))
+            {
+                connection.lastReadNs = nowNs;
+                final int read = connection.read();
+                if (read < 0)
+                {
+                    lose(connection);
+                    return 1;
+                }
+                if (read > 0)
+                {
+                    work++;
+                }
+            }
+            if (connection.hasBufferedInput())
+            {
+                work += processResponses(connection, nowNs);
+            }
+        }
+        catch (final IOException ex)
+        {
+            lose(connection);
+            work++;
+        }
+        return work;
+    }
+
+    private int processResponses(final TcpConnection connection, final long nowNs)
+    {
+        final ByteBuffer in = connection.startReading();
+        int work = 0;
+        try
+        {
+            while (in.remaining() >= 8)
+            {
+                final int frame = in.position();
+                final int frameLength = in.getInt(frame + TcpWire.FRAME_LENGTH_OFFSET);
+                if (frameLength < TcpWire.RESPONSE_HEADER_LENGTH || frameLength > maxFrameLength)
+                {
+                    lose(connection);
+                    return work + 1;
+                }
+                if (in.remaining() < frameLength)
+                {
+                    connection.ensureReadCapacity(frameLength);
+                    break;
+                }
+                final int outcome = onResponse(connection, in, frame, frameLength, nowNs);
+                if (outcome == HOLD)
+                {
+                    break;
+                }
+                if (outcome == DROP)
+                {
+                    lose(connection);
+                    return work + 1;
+                }
+                in.position(frame + frameLength);
+                work++;
+            }
+        }
+        finally
+        {
+            if (!connection.isClosed())
+            {
+                connection.doneReading();
+            }
+        }
+        return work;
+    }
+
     /**
-     * Take one response to the WR at the head of the outstanding ones.
+     * Take one response: complete every WR before the one it names (they succeeded), then that one as it says.
      *
-     * @return {@link #CONSUMED}, {@link #HOLD} (CQ full) or {@link #DROP} (out of order: protocol error).
+     * @return {@link #CONSUMED}, {@link #HOLD} (CQ full; the WRs completed so far stay completed and the frame is
+     * taken again) or {@link #DROP} (a response for nothing outstanding: protocol error).
      */
-    int onResponse(final TcpConnection connection, final ByteBuffer in, final int frame, final long nowNs)
+    int onResponse(
+        final TcpConnection connection, final ByteBuffer in, final int frame, final int frameLength, final long nowNs)
     {
         final byte type = in.get(frame + TcpWire.FRAME_TYPE_OFFSET);
         final long sequence = in.getLong(frame + TcpWire.RESPONSE_SEQUENCE_OFFSET);
@@ -337,14 +1220,28 @@ final class TcpQueuePair extends SoftQueuePair
         {
             return CONSUMED;
         }
-        if (sequence != sqCompleted || sqCompleted >= sqTransmitted)
+        if (sequence >= sqTransmitted ||
+            (type != TcpWire.TYPE_RESPONSE && type != TcpWire.TYPE_RNR_NAK && type != TcpWire.TYPE_ACK))
         {
             return DROP;
         }
+        if (sequence < sqCompleted)
+        {
+            return type == TcpWire.TYPE_ACK ? CONSUMED : DROP;
+        }
         lastResponseNs = nowNs;
+        while (sqCompleted < sequence)
+        {
+            if (!completeSend(sqCompleted, WorkCompletionStatus.SUCCESS, sqLength[(int)(sqCompleted % sqDepth)]))
+            {
+                return HOLD;
+            }
+            sqCompleted++;
+            rnrSinceNs = NONE;
+        }
         if (type == TcpWire.TYPE_RNR_NAK)
         {
-            if (rnrSinceNs == Long.MIN_VALUE)
+            if (rnrSinceNs == NONE)
             {
                 rnrSinceNs = nowNs;
             }
@@ -353,24 +1250,41 @@ final class TcpQueuePair extends SoftQueuePair
 
         final int slot = (int)(sequence % sqDepth);
         final WorkRequestOpcode opcode = WR_OPCODES[sqOpcode[slot]];
-        WorkCompletionStatus status = STATUSES[in.get(frame + TcpWire.RESPONSE_STATUS_OFFSET)];
+        final int statusOrdinal = in.get(frame + TcpWire.RESPONSE_STATUS_OFFSET);
+        if (statusOrdinal < 0 || statusOrdinal >= STATUSES.length)
+        {
+            return DROP;
+        }
+        WorkCompletionStatus status = type == TcpWire.TYPE_ACK ? WorkCompletionStatus.SUCCESS : STATUSES[statusOrdinal];
         if (status == WorkCompletionStatus.SUCCESS)
         {
-            if (opcode == WorkRequestOpcode.RDMA_READ && sqLength[slot] > 0)
+            if (opcode == WorkRequestOpcode.RDMA_READ)
             {
-                final SoftMemoryRegion region = localRegion(slot, AccessFlags.LOCAL_WRITE);
-                if (null == region)
+                if (type != TcpWire.TYPE_RESPONSE || frameLength != TcpWire.RESPONSE_HEADER_LENGTH + sqLength[slot])
                 {
-                    status = WorkCompletionStatus.LOC_PROT_ERR;
+                    return DROP;
                 }
-                else
+                if (sqLength[slot] > 0)
                 {
-                    MemorySegment.copy(connection.readSegment(), frame + TcpWire.RESPONSE_HEADER_LENGTH,
-                        region.segment(), region.offsetOf(sqLocalAddress[slot]), sqLength[slot]);
+                    final SoftMemoryRegion region = localRegion(slot, AccessFlags.LOCAL_WRITE);
+                    if (null == region)
+                    {
+                        status = WorkCompletionStatus.LOC_PROT_ERR;
+                    }
+                    else
+                    {
+                        VarHandle.releaseFence();
+                        MemorySegment.copy(connection.readSegment(), frame + TcpWire.RESPONSE_HEADER_LENGTH,
+                            region.segment(), region.offsetOf(sqLocalAddress[slot]), sqLength[slot]);
+                    }
                 }
             }
             else if (opcode.isAtomic())
             {
+                if (type != TcpWire.TYPE_RESPONSE)
+                {
+                    return DROP;
+                }
                 final SoftMemoryRegion region = localRegion(slot, AccessFlags.LOCAL_WRITE);
                 if (null == region)
                 {
@@ -385,7 +1299,7 @@ final class TcpQueuePair extends SoftQueuePair
         }
         if (status != WorkCompletionStatus.SUCCESS)
         {
-            // As on hardware, the QP is in ERR before its error completion can be polled: flush() reports this
+            // As on hardware, the QP is in ERR before its error completion can be polled: flushErrors() reports this
             // WR with headFailure and flushes the ones behind it.
             headFailure = status;
             enterError();
@@ -396,128 +1310,12 @@ final class TcpQueuePair extends SoftQueuePair
             return HOLD;
         }
         sqCompleted++;
-        rnrSinceNs = Long.MIN_VALUE;
+        rnrSinceNs = NONE;
         return CONSUMED;
     }
 
-    /**
-     * The NIC's duty cycle for this QP: transmit posted WRs, fail a silent or RNR-exhausted peer, flush on ERR.
-     *
-     * @return work done.
-     */
-    int duty(final long nowNs, final long connectTimeoutNs) throws IOException
-    {
-        if (state == QueuePairState.ERR)
-        {
-            return flush();
-        }
-        if (state != QueuePairState.RTS)
-        {
-            return 0;
-        }
-        final TcpConnection connection = outbound;
-        if (null == connection || !connection.connected || !connection.helloAcknowledged)
-        {
-            if (dialStartedNs != Long.MIN_VALUE && nowNs - dialStartedNs > connectTimeoutNs &&
-                sendTail() > sqCompleted)
-            {
-                headFailure = WorkCompletionStatus.RETRY_EXC_ERR;
-                enterError();
-            }
-            return 0;
-        }
-
-        int work = 0;
-        final long tail = sendTail();
-        while (sqTransmitted < tail && localFailureIndex < 0)
-        {
-            final int slot = (int)(sqTransmitted % sqDepth);
-            final WorkRequestOpcode opcode = WR_OPCODES[sqOpcode[slot]];
-            final int length = sqLength[slot];
-            if ((sqFlags[slot] & SendFlags.FENCE) != 0 && sqCompleted < sqTransmitted)
-            {
-                break;
-            }
-            MemorySegment source = sqInline;
-            long sourceOffset = (long)slot * maxInlineData;
-            if (length > device.attributes().maxMessageLength())
-            {
-                localFailureIndex = sqTransmitted;
-                localFailureStatus = WorkCompletionStatus.LOC_LEN_ERR;
-                break;
-            }
-            final boolean carriesPayload = !opcode.isAtomic() && opcode != WorkRequestOpcode.RDMA_READ;
-            if (length > 0 && (!carriesPayload || !isInline(slot)))
-            {
-                final SoftMemoryRegion region = localRegion(slot, carriesPayload ? 0 : AccessFlags.LOCAL_WRITE);
-                if (null == region)
-                {
-                    localFailureIndex = sqTransmitted;
-                    localFailureStatus = WorkCompletionStatus.LOC_PROT_ERR;
-                    break;
-                }
-                source = region.segment();
-                sourceOffset = region.offsetOf(sqLocalAddress[slot]);
-            }
-            final int payloadLength = carriesPayload ? length : 0;
-            final int frameLength = TcpWire.REQUEST_HEADER_LENGTH + payloadLength;
-            final int offset = connection.reserve(frameLength);
-            if (offset < 0)
-            {
-                break;
-            }
-            final ByteBuffer out = connection.writeBuffer();
-            out.putInt(offset + TcpWire.FRAME_LENGTH_OFFSET, frameLength);
-            out.put(offset + TcpWire.FRAME_TYPE_OFFSET, TcpWire.TYPE_REQUEST);
-            out.put(offset + TcpWire.REQUEST_OPCODE_OFFSET, sqOpcode[slot]);
-            out.putLong(offset + TcpWire.REQUEST_SEQUENCE_OFFSET, sqTransmitted);
-            out.putLong(offset + TcpWire.REQUEST_REMOTE_ADDRESS_OFFSET, sqRemoteAddress[slot]);
-            out.putInt(offset + TcpWire.REQUEST_RKEY_OFFSET, sqRkey[slot]);
-            out.putInt(offset + TcpWire.REQUEST_LENGTH_OFFSET, length);
-            out.putInt(offset + TcpWire.REQUEST_IMMEDIATE_OFFSET, sqImmediate[slot]);
-            out.putInt(offset + TcpWire.REQUEST_FLAGS_OFFSET, sqFlags[slot]);
-            out.putLong(offset + TcpWire.REQUEST_COMPARE_ADD_OFFSET, sqCompareAdd[slot]);
-            out.putLong(offset + TcpWire.REQUEST_SWAP_OFFSET, sqSwap[slot]);
-            if (payloadLength > 0)
-            {
-                MemorySegment.copy(source, sourceOffset, connection.writeSegment(),
-                    offset + TcpWire.REQUEST_HEADER_LENGTH, payloadLength);
-            }
-            if (sqCompleted == sqTransmitted)
-            {
-                lastResponseNs = nowNs;
-            }
-            sqTransmitted++;
-            work++;
-        }
-
-        if (localFailureIndex >= 0 && sqCompleted == localFailureIndex)
-        {
-            // ERR first, so the error completion is never seen on a QP that still reads RTS; flush() reports the
-            // failed WR with localFailureStatus.
-            enterError();
-            return work + 1;
-        }
-
-        if (sqCompleted < sqTransmitted)
-        {
-            if (rnrSinceNs != Long.MIN_VALUE)
-            {
-                if (rnrRetryCount != QueuePairConfig.RNR_RETRY_INFINITE &&
-                    nowNs - rnrSinceNs >= rnrTimeoutNs * rnrRetryCount)
-                {
-                    headFailure = WorkCompletionStatus.RNR_RETRY_EXC_ERR;
-                    enterError();
-                }
-            }
-            else if (nowNs - lastResponseNs > retryTimeoutNs)
-            {
-                headFailure = WorkCompletionStatus.RETRY_EXC_ERR;
-                enterError();
-            }
-        }
-        return work;
-    }
+    // ---------------------------------------------------------------------------------------------------
+    // Errors.
 
     /**
      * A connection to or from the peer is gone (peer died, link dropped): the QP errs; the WR at the head
@@ -532,20 +1330,37 @@ final class TcpQueuePair extends SoftQueuePair
         enterError();
     }
 
-    private int flush()
+    /**
+     * Close a connection of this QP that failed, and err the QP if it was one of its two; engine holder only.
+     */
+    void lose(final TcpConnection connection)
+    {
+        if (null == connection || connection.isClosed())
+        {
+            return;
+        }
+        connection.close();
+        if (outbound == connection || inbound == connection)
+        {
+            onConnectionLost(connection);
+        }
+    }
+
+    private int flushErrors()
     {
         int work = 0;
         final long tail = sendTail();
         while (sqCompleted < tail)
         {
             final WorkCompletionStatus status;
+            final WorkCompletionStatus failure = headFailure;
             if (sqCompleted == localFailureIndex)
             {
                 status = localFailureStatus;
             }
-            else if (null != headFailure)
+            else if (null != failure)
             {
-                status = headFailure;
+                status = failure;
             }
             else
             {

@@ -3,12 +3,20 @@ package io.verbus.fabric.tcp;
 /**
  * Frames the tcp software NIC exchanges, little-endian. Each RC QP dials one connection to its peer's NIC;
  * requests flow on it from the requester, responses flow back on the same connection, in order.
+ * <p>
+ * Responses are cumulative, as RC acknowledgements are: a response naming sequence {@code s} also says that every
+ * request before {@code s} succeeded. So the responder answers at once only what the requester is waiting for (a
+ * signaled WR, a READ or atomic, an error, an RNR) and acknowledges the unsignaled rest in one {@link #TYPE_ACK}
+ * now and then, keeping a write system call off the path of every unsignaled WRITE.
  */
 final class TcpWire
 {
     static final int MAGIC = 0x56425443; // "VBTC"
-    /** 2: the responder answers the hello, and the dialer sends nothing else before that answer. */
-    static final int VERSION = 2;
+    /**
+     * 3: cumulative acknowledgements and the 40-byte request header (the tcp-fast engine), and the responder answers
+     * the hello, the dialer sending nothing else before that answer. (2 was either one of these alone.)
+     */
+    static final int VERSION = 3;
 
     // Hello, first bytes of a dialed connection: who is calling which QP. The responder answers with the same
     // frame, target and source swapped: proof that a Verbus NIC with that QP is at the other end. Until it arrives
@@ -22,27 +30,36 @@ final class TcpWire
     // Every frame starts with its total length and type.
     static final int FRAME_LENGTH_OFFSET = 0;
     static final int FRAME_TYPE_OFFSET = 4;
+    /** A request: header, then payload (WRITE, WRITE_WITH_IMM, SEND, SEND_WITH_IMM). */
     static final byte TYPE_REQUEST = 1;
+    /** The response to one request: its status, READ data or atomic result; all earlier requests succeeded. */
     static final byte TYPE_RESPONSE = 2;
+    /** Receiver not ready for this request (no RECV posted); all earlier requests succeeded. */
     static final byte TYPE_RNR_NAK = 3;
+    /** Every request up to and including this sequence succeeded. */
+    static final byte TYPE_ACK = 4;
 
-    // Request: header then payload (WRITE, WRITE_WITH_IMM, SEND, SEND_WITH_IMM).
+    // Request header; atomics carry two more words.
     static final int REQUEST_OPCODE_OFFSET = 5;
+    static final int REQUEST_FLAGS_OFFSET = 6; // short: the send flags
     static final int REQUEST_SEQUENCE_OFFSET = 8;
     static final int REQUEST_REMOTE_ADDRESS_OFFSET = 16;
     static final int REQUEST_RKEY_OFFSET = 24;
     static final int REQUEST_LENGTH_OFFSET = 28;
     static final int REQUEST_IMMEDIATE_OFFSET = 32;
-    static final int REQUEST_FLAGS_OFFSET = 36;
+    static final int REQUEST_HEADER_LENGTH = 40;
     static final int REQUEST_COMPARE_ADD_OFFSET = 40;
     static final int REQUEST_SWAP_OFFSET = 48;
-    static final int REQUEST_HEADER_LENGTH = 56;
+    static final int ATOMIC_REQUEST_HEADER_LENGTH = 56;
 
-    // Response (ACK or NAK with a status), RNR NAK: header then payload (READ data).
+    // Response, RNR NAK, ACK: header then payload (READ data).
     static final int RESPONSE_STATUS_OFFSET = 5;
     static final int RESPONSE_SEQUENCE_OFFSET = 8;
     static final int RESPONSE_VALUE_OFFSET = 16;
     static final int RESPONSE_HEADER_LENGTH = 24;
+
+    /** Smallest valid frame: nothing shorter is ever sent. */
+    static final int MIN_FRAME_LENGTH = RESPONSE_HEADER_LENGTH;
 
     private TcpWire()
     {

@@ -33,6 +33,8 @@ public abstract class SoftDevice implements Device
     private final AtomicInteger queuePairNumbers;
     private final List<SoftCompletionQueue> completionQueues = new CopyOnWriteArrayList<>();
     private final List<SoftQueuePair> queuePairs = new CopyOnWriteArrayList<>();
+    /** The open QPs as an array, for {@link #progress()} to walk without allocating. */
+    private volatile SoftQueuePair[] queuePairArray = new SoftQueuePair[0];
     private volatile boolean closed;
 
     protected SoftDevice(final DeviceAttributes attributes, final FabricContext context)
@@ -124,8 +126,23 @@ public abstract class SoftDevice implements Device
                 attributes.maxQueuePairs() + " queue pairs");
         }
         final SoftQueuePair qp = newQueuePair(pd, config, queuePairNumbers.incrementAndGet() & 0xFF_FFFF);
-        queuePairs.add(qp);
+        synchronized (queuePairs)
+        {
+            queuePairs.add(qp);
+            queuePairArray = queuePairs.toArray(new SoftQueuePair[0]);
+        }
         return qp;
+    }
+
+    @Override
+    public int progress()
+    {
+        int work = 0;
+        for (final SoftQueuePair qp : queuePairArray)
+        {
+            work += qp.progress();
+        }
+        return work;
     }
 
     /**
@@ -135,7 +152,11 @@ public abstract class SoftDevice implements Device
 
     void onQueuePairClosed(final SoftQueuePair qp)
     {
-        queuePairs.remove(qp);
+        synchronized (queuePairs)
+        {
+            queuePairs.remove(qp);
+            queuePairArray = queuePairs.toArray(new SoftQueuePair[0]);
+        }
     }
 
     /**

@@ -1,0 +1,297 @@
+package io.verbus.fabric.tcp;
+
+import io.verbus.fabric.AccessFlags;
+import io.verbus.fabric.CompletionQueue;
+import io.verbus.fabric.Device;
+import io.verbus.fabric.Fabric;
+import io.verbus.fabric.FabricContext;
+import io.verbus.fabric.Fabrics;
+import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.PostResult;
+import io.verbus.fabric.ProtectionDomain;
+import io.verbus.fabric.QueuePair;
+import io.verbus.fabric.QueuePairConfig;
+import io.verbus.fabric.SendFlags;
+import io.verbus.fabric.WorkCompletion;
+import io.verbus.fabric.WorkCompletionStatus;
+import io.verbus.fabric.WorkRequestBatch;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * The tcp provider's data path beyond the conformance suite: the responder's own thread as its NIC (through
+ * {@link QueuePair#progress()}) with nothing allocated, large WRITEs read straight into the target region, a
+ * streaming poster's writes coalesced with every byte in order, and the NIC idle strategy settings. No timing is
+ * asserted: the paths are identified by the provider's own counts.
+ */
+class TcpDataPathTest
+{
+    private static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(20);
+
+    private final List<Fabric> fabrics = new ArrayList<>();
+    private final WorkRequestBatch batch = new WorkRequestBatch(8);
+    private final WorkCompletion[] completions = WorkCompletion.newArray(64);
+    private Device initiator;
+    private Device responder;
+    private CompletionQueue initiatorCq;
+    private CompletionQueue responderCq;
+    private QueuePair requester;
+    private QueuePair target;
+    private MemoryRegion source;
+    private MemoryRegion sink;
+
+    @AfterEach
+    void close()
+    {
+        for (final Fabric fabric : fabrics)
+        {
+            fabric.close();
+        }
+    }
+
+    private void connect(final FabricContext initiatorContext, final FabricContext responderContext, final int memory)
+    {
+        final Fabric initiatorFabric = Fabrics.open("tcp", initiatorContext);
+        fabrics.add(initiatorFabric);
+        final Fabric responderFabric = Fabrics.open("tcp", responderContext);
+        fabrics.add(responderFabric);
+        initiator = initiatorFabric.openDevice();
+        responder = responderFabric.openDevice();
+        final ProtectionDomain initiatorPd = initiator.allocateProtectionDomain();
+        final ProtectionDomain responderPd = responder.allocateProtectionDomain();
+        initiatorCq = initiator.createCompletionQueue(1024);
+        responderCq = responder.createCompletionQueue(1024);
+        requester = initiatorPd.createQueuePair(new QueuePairConfig().completionQueue(initiatorCq)
+            .maxSendWorkRequests(512).retryTimeoutNs(TimeUnit.SECONDS.toNanos(10)));
+        target = responderPd.createQueuePair(new QueuePairConfig().completionQueue(responderCq)
+            .retryTimeoutNs(TimeUnit.SECONDS.toNanos(10)));
+        requester.connect(target.localConnectionInfo());
+        target.connect(requester.localConnectionInfo());
+        source = initiatorPd.registerMemory(initiator.allocateMemory(memory), AccessFlags.LOCAL_WRITE);
+        sink = responderPd.registerMemory(responder.allocateMemory(memory),
+            AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
+    }
+
+    private static FabricContext context()
+    {
+        return new FabricContext().tcpAddress("127.0.0.1").tcpIdleStrategy(FabricContext.TCP_IDLE_BACKOFF);
+    }
+
+    private WorkCompletion awaitCompletion()
+    {
+        final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+        while (System.nanoTime() < deadlineNs)
+        {
+            if (initiatorCq.poll(completions, 1) == 1)
+            {
+                return completions[0];
+            }
+            Thread.onSpinWait();
+        }
+        return fail("no completion within " + TimeUnit.NANOSECONDS.toMillis(TIMEOUT_NS) + " ms");
+    }
+
+    @Test
+    void shouldApplyWritesOnTheRespondersOwnThreadWithoutAllocating() throws InterruptedException
+    {
+        connect(context(), context(), 1 << 20);
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+        final AtomicBoolean running = new AtomicBoolean(true);
+        final AtomicLong work = new AtomicLong();
+        final AtomicReference<List<Long>> allocatedPerRound = new AtomicReference<>();
+        final AtomicLong round = new AtomicLong();
+        // The subscriber's pattern: a thread waiting on memory the peer WRITEs calls progress() while it waits, and
+        // so is the receiving NIC. Its allocation is measured per round of 1,000 WRITEs once warm.
+        final Thread responderThread = new Thread(() ->
+        {
+            final List<Long> rounds = new ArrayList<>();
+            long seenRound = 0;
+            long before = threads.getCurrentThreadAllocatedBytes();
+            while (running.get())
+            {
+                work.addAndGet(target.progress());
+                final long currentRound = round.get();
+                if (currentRound != seenRound)
+                {
+                    seenRound = currentRound;
+                    final long now = threads.getCurrentThreadAllocatedBytes();
+                    if (currentRound > 2)
+                    {
+                        rounds.add(now - before);
+                    }
+                    before = threads.getCurrentThreadAllocatedBytes();
+                }
+            }
+            allocatedPerRound.set(rounds);
+        }, "responder-progress");
+        responderThread.start();
+
+        final MemorySegment staging = source.segment();
+        for (int r = 1; r <= 8; r++)
+        {
+            for (int i = 0; i < 1_000; i++)
+            {
+                staging.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, r * 10_000L + i);
+                batch.clear().add().write(i, source.address(), 8, source.lkey(), sink.address() + 64, sink.rkey(),
+                    SendFlags.SIGNALED | SendFlags.INLINE);
+                assertEquals(PostResult.OK, requester.postSend(batch));
+                assertEquals(WorkCompletionStatus.SUCCESS, awaitCompletion().status());
+                assertEquals(r * 10_000L + i, sink.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, 64));
+            }
+            round.set(r);
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5)); // let the responder thread close the round
+        }
+        running.set(false);
+        responderThread.join(TimeUnit.SECONDS.toMillis(10));
+
+        assertTrue(work.get() >= 8_000, "the responder's thread applied the WRITEs itself: work " + work.get());
+        final List<Long> rounds = allocatedPerRound.get();
+        assertNotNull(rounds);
+        assertFalse(rounds.isEmpty());
+        // A JIT deoptimisation may materialise a few objects once; an allocation per WRITE shows in every round.
+        assertEquals(0L, rounds.stream().mapToLong(Long::longValue).min().orElseThrow(),
+            "bytes the responder's progress thread allocated per round of 1,000 WRITEs: " + rounds);
+    }
+
+    @Test
+    void shouldReadALargeWriteStraightIntoTheTargetRegion()
+    {
+        connect(context(), context(), 8 << 20);
+        final int length = (4 << 20) + 7;
+        final byte[] data = new byte[length];
+        new Random(11).nextBytes(data);
+        MemorySegment.copy(data, 0, source.segment(), ValueLayout.JAVA_BYTE, 0, length);
+        for (int i = 0; i < 3; i++)
+        {
+            sink.segment().fill((byte)0);
+            batch.clear().add().write(1, source.address(), length, source.lkey(), sink.address() + 5, sink.rkey(),
+                SendFlags.SIGNALED);
+            assertEquals(PostResult.OK, requester.postSend(batch));
+            assertEquals(WorkCompletionStatus.SUCCESS, awaitCompletion().status());
+            assertArrayEquals(data, sink.segment().asSlice(5, length).toArray(ValueLayout.JAVA_BYTE));
+            assertEquals(0, sink.segment().get(ValueLayout.JAVA_BYTE, 4));
+            assertEquals(0, sink.segment().get(ValueLayout.JAVA_BYTE, 5 + length));
+        }
+        assertTrue(((TcpQueuePair)target).directPlacements() >= 3,
+            "payloads read straight into the region: " + ((TcpQueuePair)target).directPlacements());
+    }
+
+    @Test
+    void shouldCoalesceTheWritesOfAStreamingPosterAndKeepEveryByteInOrder()
+    {
+        connect(context(), context(), 1 << 20);
+        final int posts = 20_480; // a multiple of 64: the last post is signaled
+        final int slots = 4096;
+        final MemorySegment staging = source.segment();
+        int posted = 0;
+        int completed = 0;
+        final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+        while (posted < posts && System.nanoTime() < deadlineNs)
+        {
+            // Each WRITE stamps its sequence into its slot, then (same batch) the sequence into a counter: the
+            // counter may only ever show a sequence whose slot write is visible.
+            final int slot = posted % slots;
+            final long value = posted + 1;
+            staging.set(ValueLayout.JAVA_LONG_UNALIGNED, 8L * slot, value);
+            batch.clear();
+            batch.add().write(posted, source.address() + 8L * slot, 8, source.lkey(), sink.address() + 8L * slot,
+                sink.rkey(), SendFlags.INLINE);
+            batch.add().write(posted, source.address() + 8L * slot, 8, source.lkey(),
+                sink.address() + 8L * slots, sink.rkey(), SendFlags.INLINE | (posted % 64 == 63 ? SendFlags.SIGNALED : 0));
+            final int result = requester.postSend(batch);
+            if (result == PostResult.OK)
+            {
+                posted++;
+            }
+            else
+            {
+                assertEquals(PostResult.SEND_QUEUE_FULL, result);
+            }
+            final int n = initiatorCq.poll(completions, completions.length);
+            for (int i = 0; i < n; i++)
+            {
+                assertEquals(WorkCompletionStatus.SUCCESS, completions[i].status());
+            }
+            completed += n;
+        }
+        assertEquals(posts, posted);
+        while (completed < posts / 64)
+        {
+            final WorkCompletion completion = awaitCompletion();
+            assertEquals(WorkCompletionStatus.SUCCESS, completion.status());
+            completed++;
+        }
+        final long counter = sink.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * slots);
+        assertEquals(posts, counter);
+        for (int slot = 0; slot < slots; slot++)
+        {
+            final long expected = posts - ((posts - 1 - slot) % slots);
+            assertEquals(expected, sink.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * slot), "slot " + slot);
+        }
+        final long writes = ((TcpQueuePair)requester).requestWrites();
+        assertTrue(writes <= posts / 2, "a streaming poster's " + posts + " posts took " + writes + " writes");
+    }
+
+    @Test
+    void shouldWriteEveryPostAtOnceWhenCoalescingIsOff()
+    {
+        connect(context().tcpCoalesceNs(0), context(), 1 << 20);
+        final int posts = 2_000;
+        for (int i = 0; i < posts; i++)
+        {
+            batch.clear().add().write(i, source.address(), 8, source.lkey(), sink.address(), sink.rkey(),
+                SendFlags.INLINE | (i % 16 == 15 ? SendFlags.SIGNALED : 0));
+            assertEquals(PostResult.OK, requester.postSend(batch));
+            if (i % 16 == 15)
+            {
+                assertEquals(WorkCompletionStatus.SUCCESS, awaitCompletion().status());
+            }
+        }
+        // Nothing is held back; a post that meets another thread in the engine is written by that thread with
+        // whatever else is pending, so a few writes may carry two posts.
+        assertTrue(((TcpQueuePair)requester).requestWrites() > posts / 2,
+            posts + " posts, " + ((TcpQueuePair)requester).requestWrites() + " writes");
+    }
+
+    @Test
+    void shouldSpinTheNicThreadOnlyWhenAskedOrWhenTheHostHasTheCpus()
+    {
+        connect(context().tcpIdleStrategy(FabricContext.TCP_IDLE_BUSY_SPIN), context(), 4096);
+        assertTrue(((TcpDevice)initiator).isNicSpinning());
+        assertFalse(((TcpDevice)responder).isNicSpinning());
+
+        final Fabric autoFabric = Fabrics.open("tcp", new FabricContext().tcpAddress("127.0.0.1")
+            .tcpIdleStrategy(FabricContext.TCP_IDLE_AUTO));
+        fabrics.add(autoFabric);
+        final TcpDevice auto = (TcpDevice)autoFabric.openDevice();
+        if (Runtime.getRuntime().availableProcessors() <= 3)
+        {
+            assertFalse(auto.isNicSpinning(), "auto never spins a NIC thread on a host with 2 or 3 CPUs");
+        }
+    }
+
+    @Test
+    void shouldRejectAnUnknownIdleStrategyNamingTheProperty()
+    {
+        final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class,
+            () -> new FabricContext().tcpIdleStrategy("fastest"));
+        assertTrue(ex.getMessage().contains(FabricContext.TCP_IDLE_STRATEGY_PROP_NAME), ex.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new FabricContext().tcpCoalesceNs(-1));
+        assertThrows(IllegalArgumentException.class, () -> new FabricContext().tcpIdleMaxParkNs(10));
+    }
+}
