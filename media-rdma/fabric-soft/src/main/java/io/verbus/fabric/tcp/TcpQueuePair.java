@@ -45,10 +45,12 @@ import java.util.concurrent.TimeUnit;
  * A thread that finds the engine taken skips: the holder looks for new WRs after releasing it (each side writes its
  * own flag before reading the other's, with full fences), so a post is never stranded.
  * <p>
- * <b>Coalescing.</b> A poster that posts again within {@link #STREAM_GAP_NS} of its previous post, several times in
- * a row, is streaming: its frames then wait in the connection's buffer, up to {@code tcpCoalesceNs} or
- * {@link #COALESCE_MAX_BYTES}, and go out in one write, which the next post or poll past the deadline makes (the NIC
- * thread if the application stops calling). An isolated post (a ping-pong, a request) is written at once.
+ * <b>Coalescing.</b> A post that comes sooner after the last write's end than a write costs (a poster that streams)
+ * holds its frames in the connection's buffer while posts keep coming, up to {@code tcpCoalesceNs} or
+ * {@link #COALESCE_MAX_BYTES}; they go out in one write, made by the next post or poll past that point (the NIC thread
+ * if the application stops calling). An isolated post (a ping-pong, a request, a credit) is written at once. While
+ * the application posts between its polls, those polls read the sockets at most every
+ * {@link #STREAM_READ_INTERVAL_NS}, so a sender does not pay two reads per post.
  * <p>
  * <b>Acknowledgement.</b> Responses are cumulative ({@link TcpWire}): the responder answers at once what the
  * requester waits for (signaled WRs, READ, atomics, errors, RNR) and acknowledges unsignaled WRs together within
@@ -65,7 +67,11 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     static final long STREAM_GAP_NS = TimeUnit.MICROSECONDS.toNanos(2);
     /** Most bytes held back to coalesce before they are written anyway. */
     static final int COALESCE_MAX_BYTES = 64 * 1024;
-    /** While frames are held to coalesce, an application poll reads this QP's sockets at most this often. */
+    /**
+     * While the application posts on this QP between its polls (it is sending: a stream, or frames held to
+     * coalesce), its polls read the QP's sockets at most this often; a poll with no post since the last one (the
+     * application waits) reads every time.
+     */
     static final long STREAM_READ_INTERVAL_NS = TimeUnit.MICROSECONDS.toNanos(10);
     /** With no response awaited, an application poll still reads responses this often (NAKs, lost peers). */
     static final long IDLE_RESPONSE_READ_INTERVAL_NS = TimeUnit.MICROSECONDS.toNanos(250);
@@ -143,6 +149,8 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private long writeCostNs = INITIAL_WRITE_COST_NS;
     /** When frames were first held back to coalesce, NONE if what is pending (if anything) is not held back. */
     private long coalescingSinceNs = NONE;
+    /** The application posted since its last progress pass on this QP. */
+    private boolean postedSincePass;
 
     // Diagnostics, read by tests (opaque: exact once the engine is quiet).
     private long requestWrites;
@@ -345,6 +353,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                 flushErrors();
                 return;
             }
+            postedSincePass = true;
             transmit(nowNs);
             final boolean wrote = writeAfterPost(nowNs);
             lastPostEndNs = wrote ? System.nanoTime() : nowNs;
@@ -417,8 +426,14 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         {
             return 0;
         }
-        // While the poster streams (frames held to coalesce), its own polls would otherwise add reads to every post.
-        final boolean streaming = application && NONE != coalescingSinceNs;
+        // While the application sends (it posted since its last poll, or frames are held to coalesce), its own polls
+        // would otherwise add reads to every post: they read at most every STREAM_READ_INTERVAL_NS. A full send queue
+        // stops the posts, so a poster waiting for completions reads its responses on every poll again.
+        final boolean streaming = application && (postedSincePass || NONE != coalescingSinceNs);
+        if (application)
+        {
+            postedSincePass = false;
+        }
         final long appliedBefore = requestsApplied;
         int work = receiveRequests(nowNs, streaming, application);
         if (application && requestsApplied != appliedBefore && QueuePairState.ERR != state && !returnedEarly)
