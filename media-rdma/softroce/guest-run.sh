@@ -125,7 +125,8 @@ run_peer() {
         -Xmx512m -XX:ErrorFile="$SHARED/hs_err_pid%p.log" \
         -Dverbus.fabric.verbs.device=rxe0 -Dverbus.fabric.verbs.address="$RXE_ADDRESS" \
         -Dverbus.rdma.secret=softroce-guest-rdma-media-secret -Dverbus.rdma.peer.timeout.s=360 \
-        -cp "$CLASSPATH" io.verbus.media.rdma.RdmaPeerMain "$1" "$2" "$RDMA_CHANNEL" 7001 "$RDMA_MESSAGES"
+        -cp "$CLASSPATH" io.verbus.media.rdma.RdmaPeerMain "$1" "$2" "$RDMA_CHANNEL" 7001 "$RDMA_MESSAGES" \
+        --stall-ms=240000
 }
 # True while the process runs (an exited child stays a zombie until waited for).
 alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat")" != Z ]; }
