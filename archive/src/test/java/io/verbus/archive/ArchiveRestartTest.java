@@ -6,6 +6,7 @@ import io.verbus.Subscription;
 import io.verbus.TestSupport;
 import io.verbus.Verbus;
 import org.agrona.ExpandableArrayBuffer;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,6 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * While the archive is away the recorder retains up to a term and then back-pressures the stream.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class ArchiveRestartTest
 {
     private static final int MESSAGES = 12_000;

@@ -5,6 +5,7 @@ import io.aeron.archive.client.AeronArchive;
 import io.verbus.Subscription;
 import io.verbus.TestSupport;
 import io.verbus.Verbus;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code -Dverbus.archive.test.messages=1000000}. Prints the live, recording and replay rates (never asserted).
  */
 @Timeout(value = 900, unit = TimeUnit.SECONDS)
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class RecordRdmaCrossProcessTest
 {
     /** Property giving the number of messages. */

@@ -5,6 +5,7 @@ import io.verbus.ExclusivePublication;
 import io.verbus.Subscription;
 import io.verbus.TestSupport;
 import io.verbus.Verbus;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * range, the killed one up to the position the archive recovered (at least what it had reported recorded).
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class RecorderKillTest
 {
     private static final int MESSAGES = 15_000;

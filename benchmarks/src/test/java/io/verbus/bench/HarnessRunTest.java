@@ -10,6 +10,7 @@ import io.verbus.bench.contender.TcpSocketContender;
 import io.verbus.bench.contender.CrossProcessContender;
 import io.verbus.bench.contender.VerbusContender;
 import org.agrona.concurrent.BackoffIdleStrategy;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
@@ -29,6 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Tiny bounded runs that prove the harness completes and accounts for every contender. They never look at how fast
  * anything was: the machine is shared, and waiting threads back off instead of spinning.
  */
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class HarnessRunTest
 {
     private static final long MAX_ROUND_TRIPS = 200;

@@ -1,6 +1,7 @@
 package io.verbus.gateway;
 
 import io.verbus.gateway.report.HistogramFiles;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,6 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Short real runs of the gateway on an embedded Verbus, all parts in this JVM, sleeping idle strategies so the test
  * never spins a core.
  */
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class GatewayRunTest
 {
     @TempDir

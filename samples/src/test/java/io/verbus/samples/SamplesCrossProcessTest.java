@@ -1,5 +1,6 @@
 package io.verbus.samples;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,6 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * the shm provider (two processes cannot share an {@code ipc} stream), for a bounded number of messages.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class SamplesCrossProcessTest
 {
     private static final long PROCESS_TIMEOUT_S = 120;

@@ -1,5 +1,7 @@
 package io.verbus.fabric.shm;
 
+import org.junit.jupiter.api.Tag;
+
 import io.verbus.fabric.Fabric;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.Fabrics;
@@ -18,6 +20,7 @@ import java.util.concurrent.TimeUnit;
  * The conformance suite on shm with the peer in a child JVM: two processes sharing a per-run directory
  * under /dev/shm; peer death is a real SIGKILL.
  */
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class ShmCrossProcessConformanceTest extends FabricConformanceTest
 {
     static final long LIVENESS_TIMEOUT_NS = TimeUnit.MILLISECONDS.toNanos(1500);

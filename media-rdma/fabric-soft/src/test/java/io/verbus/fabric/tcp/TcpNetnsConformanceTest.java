@@ -6,6 +6,7 @@ import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.conformance.ChildProcessPeer;
 import io.verbus.fabric.conformance.ConformancePeer;
 import io.verbus.fabric.conformance.FabricConformanceTest;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -29,6 +30,7 @@ import java.util.concurrent.TimeUnit;
  * child JVM started in namespace B with {@code ip netns exec}. Needs root; elsewhere it is skipped with
  * the reason.
  */
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class TcpNetnsConformanceTest extends FabricConformanceTest
 {
     @RegisterExtension

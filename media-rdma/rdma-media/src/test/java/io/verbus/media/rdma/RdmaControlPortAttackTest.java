@@ -21,6 +21,7 @@ import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
 import io.verbus.media.rdma.protocol.HelloFlyweight;
 import org.agrona.ExpandableArrayBuffer;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,6 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * writing gigabytes, then serves again once descriptors are free.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class RdmaControlPortAttackTest
 {
     private static final String SECRET = "control-port-attack-secret-0123456789";

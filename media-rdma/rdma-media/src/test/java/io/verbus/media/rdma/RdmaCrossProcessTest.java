@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -29,6 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * helper). The same main runs unchanged in the Soft-RoCE guest with {@code provider=verbs}.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class RdmaCrossProcessTest
 {
     private static final String SECRET = "cross-process-secret-0123456789";

@@ -10,6 +10,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,6 +36,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * if any run failed), {@code -Dverbus.soak.variants=shm-offer,tcp-claim} to pick variants, and
  * {@code -Dverbus.soak.term-length=1m} for the channel's term length.
  */
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class RdmaDirectModeCrossProcessTest
 {
     static final String MESSAGES_PROP_NAME = "verbus.soak.messages";

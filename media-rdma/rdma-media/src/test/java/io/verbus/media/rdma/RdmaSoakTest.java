@@ -5,6 +5,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.verbus.fabric.FaultInjection;
 import org.agrona.ExpandableArrayBuffer;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,6 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * subscribers over the shm provider, with every WRITE's bytes placed in shuffled order: nothing lost,
  * duplicated, reordered or corrupt. Batching (many messages per post, every 16th WR signaled) keeps it fast.
  */
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class RdmaSoakTest
 {
     static final long MESSAGES = 10_000_000L;

@@ -9,6 +9,7 @@ import java.util.stream.Stream;
 import io.verbus.fabric.FaultInjection;
 import io.verbus.fabric.soft.SoftDevice;
 import org.agrona.ExpandableArrayBuffer;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -23,6 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * receives an intact stream from where it joined, and the publisher ends with exactly what it started with: no
  * QP, no region (checked in the provider's tables), no file descriptor and no mapping left behind.
  */
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class RdmaSubscriberRestartTest
 {
     private static final int RESTARTS = 50;

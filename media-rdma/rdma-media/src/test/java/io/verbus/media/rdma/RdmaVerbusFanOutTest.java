@@ -11,6 +11,7 @@ import io.verbus.Verbus;
 import io.verbus.fabric.FabricContext;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -27,6 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
  * bytes) arrive at each subscription with none lost, duplicated, reordered or corrupt. This is issue 5's soak
  * through the real driver path; {@link RdmaSoakTest} is the deterministic single-thread protocol soak.
  */
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class RdmaVerbusFanOutTest
 {
     private static final long MESSAGES = 10_000_000;

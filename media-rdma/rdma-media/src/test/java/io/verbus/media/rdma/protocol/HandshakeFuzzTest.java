@@ -7,6 +7,7 @@ import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static io.verbus.media.rdma.protocol.HandshakeFixtures.SECRET;
@@ -26,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * must fail with a {@link HandshakeException} that names the problem, never any other exception, and register
  * nothing unless every field passed an independent oracle; what it registered is released on failure.
  */
+@Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class HandshakeFuzzTest
 {
     private static final int PUBLISHER_RUNS = 12_000;
