@@ -295,6 +295,8 @@ public final class RdmaPeerMain
             }
             if (null != unavailable.get())
             {
+                // Diagnostics only: give the control thread a moment to log why the connection went (its INFO line).
+                RdmaRig.sleepMicros(TimeUnit.MILLISECONDS.toMicros(500));
                 System.out.println("FAILED after " + checker.received + " messages: " + unavailable.get() +
                     ", driver error " + firstError.get());
                 return 1;
