@@ -715,7 +715,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                 connection.lastReadNs = nowNs;
                 if (connection.isPlacingDirectly())
                 {
-                    final int read = connection.readDirect();
+                    final int read = placeDirectlyFromSocket(connection);
                     if (read < 0)
                     {
                         lose(connection);
@@ -725,7 +725,24 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                     {
                         return read > 0 ? 1 : 0;
                     }
-                    onRequestApplied(connection.directSequence, connection.directFlags, nowNs);
+                    if (QueuePairState.ERR != state)
+                    {
+                        onRequestApplied(connection.directSequence, connection.directFlags, nowNs);
+                    }
+                    work++;
+                }
+                if (connection.isSkipping())
+                {
+                    final int read = connection.skip();
+                    if (read < 0)
+                    {
+                        lose(connection);
+                        return 1;
+                    }
+                    if (connection.isSkipping())
+                    {
+                        return read > 0 ? 1 : 0;
+                    }
                     work++;
                 }
                 final int read = connection.read();
@@ -813,6 +830,41 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     }
 
     /**
+     * Read more of a directly placed payload, unless its region was deregistered meanwhile: then, as a NIC would
+     * for the rest of a WRITE whose rkey went away, NAK it with REM_ACCESS_ERR and err (the rest of the payload is
+     * dropped so the stream stays framed).
+     *
+     * @return bytes read, -1 at end of stream.
+     */
+    private int placeDirectlyFromSocket(final TcpConnection connection) throws IOException
+    {
+        if (connection.isDirectRegionRegistered())
+        {
+            try
+            {
+                return connection.readDirect();
+            }
+            catch (final IllegalStateException ex)
+            {
+                // the region's memory was freed between the check and the read: as deregistered
+            }
+        }
+        final long sequence = connection.directSequence;
+        connection.abandonDirect();
+        final int offset = connection.reserve(TcpWire.RESPONSE_HEADER_LENGTH);
+        if (offset >= 0)
+        {
+            writeResponseHeader(connection, offset, TcpWire.TYPE_RESPONSE, WorkCompletionStatus.REM_ACCESS_ERR,
+                sequence, 0, TcpWire.RESPONSE_HEADER_LENGTH);
+        }
+        requestsApplied = sequence + 1;
+        requestsAcknowledged = sequence + 1;
+        acknowledgementDuePass = NONE;
+        enterError();
+        return 0;
+    }
+
+    /**
      * One copy for a large WRITE: once its header has arrived and passed the responder checks, copy what the read
      * buffer holds of its payload and have the socket read the rest straight into the target region. Only for a
      * plain WRITE placed in order with nothing held back: anything else waits for the whole frame in the buffer.
@@ -861,7 +913,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         VarHandle.releaseFence();
         MemorySegment.copy(connection.readSegment(), frame + TcpWire.REQUEST_HEADER_LENGTH, region.segment(),
             targetOffset, buffered);
-        connection.startDirect(view, targetOffset + buffered, length - buffered, sequence,
+        connection.startDirect(region, view, targetOffset + buffered, length - buffered, sequence,
             in.getShort(frame + TcpWire.REQUEST_FLAGS_OFFSET));
         connection.holdSinceNs = NONE;
         directPlacements++;
