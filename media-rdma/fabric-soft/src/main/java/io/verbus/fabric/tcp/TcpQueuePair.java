@@ -15,6 +15,8 @@ import io.verbus.fabric.WorkCompletionOpcode;
 import io.verbus.fabric.WorkCompletionStatus;
 import io.verbus.fabric.WorkRequestOpcode;
 
+import org.agrona.ErrorHandler;
+
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -111,6 +113,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     }
 
     private final TcpNic nic;
+    private final ErrorHandler errorHandler;
     private final int maxFrameLength;
     private final long maxMessageLength;
     private final long connectTimeoutNs;
@@ -174,6 +177,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     {
         super(device, pd, config, qpNumber);
         this.nic = device.nic();
+        this.errorHandler = device.errorHandler();
         this.maxFrameLength = device.maxFrameLength();
         this.maxMessageLength = device.attributes().maxMessageLength();
         this.connectTimeoutNs = device.connectTimeoutNs();
@@ -358,6 +362,10 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             final boolean wrote = writeAfterPost(nowNs);
             lastPostEndNs = wrote ? System.nanoTime() : nowNs;
         }
+        catch (final RuntimeException ex)
+        {
+            onEngineFailure(ex);
+        }
         finally
         {
             unlock();
@@ -382,6 +390,11 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         try
         {
             return progress(nowNs, true);
+        }
+        catch (final RuntimeException ex)
+        {
+            onEngineFailure(ex);
+            return 1;
         }
         finally
         {
@@ -411,10 +424,30 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             }
             return work;
         }
+        catch (final RuntimeException ex)
+        {
+            onEngineFailure(ex);
+            return 1;
+        }
         finally
         {
             unlock();
         }
+    }
+
+    /**
+     * The engine runs on application threads (a CQ poll, a post): a failure it did not expect must not surface in the
+     * application's poll. Report it as the NIC thread's would be, and err the QP (its outstanding WRs complete with
+     * LOC_QP_OP_ERR at the head, then WR_FLUSH_ERR), as a NIC that hits an internal error does.
+     */
+    private void onEngineFailure(final RuntimeException ex)
+    {
+        errorHandler.onError(ex);
+        if (QueuePairState.ERR != state && null == headFailure)
+        {
+            headFailure = WorkCompletionStatus.LOC_QP_OP_ERR;
+        }
+        enterError();
     }
 
     // ---------------------------------------------------------------------------------------------------
