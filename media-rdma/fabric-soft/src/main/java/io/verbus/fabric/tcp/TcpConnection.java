@@ -53,8 +53,11 @@ final class TcpConnection
     private final ByteBuffer[] views = new ByteBuffer[VIEW_CACHE_SIZE];
     private int nextView;
     private ByteBuffer directTarget;
+    private SoftMemoryRegion directRegion;
     long directSequence;
     int directFlags;
+    /** Bytes of an abandoned direct placement still to be read and dropped, so the next frame starts in place. */
+    private long skipRemaining;
 
     TcpConnection(final SocketChannel channel, final boolean dialed, final long nowNs)
     {
@@ -171,10 +174,17 @@ final class TcpConnection
      * Read the next {@code length} bytes of the stream into {@code view} at {@code offset}, over as many reads as it
      * takes ({@link #readDirect()}), before any further frame is parsed.
      */
-    void startDirect(final ByteBuffer view, final int offset, final int length, final long sequence, final int flags)
+    void startDirect(
+        final SoftMemoryRegion region,
+        final ByteBuffer view,
+        final int offset,
+        final int length,
+        final long sequence,
+        final int flags)
     {
         view.clear();
         view.limit(offset + length).position(offset);
+        directRegion = region;
         directTarget = view;
         directSequence = sequence;
         directFlags = flags;
@@ -200,8 +210,63 @@ final class TcpConnection
         if (!target.hasRemaining())
         {
             directTarget = null;
+            directRegion = null;
         }
         return read;
+    }
+
+    /**
+     * @return true while the region being placed into is still registered (checked before each read: the
+     * application may deregister it while the payload is still arriving).
+     */
+    boolean isDirectRegionRegistered()
+    {
+        return directRegion.isRegistered();
+    }
+
+    /**
+     * Give up the direct placement (its region went away): the rest of the payload will be read and dropped.
+     */
+    void abandonDirect()
+    {
+        skipRemaining = directTarget.remaining();
+        directTarget = null;
+        directRegion = null;
+    }
+
+    /**
+     * @return true while bytes of an abandoned payload remain to be dropped.
+     */
+    boolean isSkipping()
+    {
+        return skipRemaining > 0;
+    }
+
+    /**
+     * Read and drop bytes of an abandoned payload.
+     *
+     * @return bytes read, -1 at end of stream.
+     */
+    int skip() throws IOException
+    {
+        final ByteBuffer buffer = readBuffer;
+        final int limit = buffer.limit();
+        final int position = buffer.position();
+        buffer.limit((int)Math.min(limit, position + skipRemaining));
+        try
+        {
+            final int read = channel.read(buffer);
+            if (read > 0)
+            {
+                skipRemaining -= read;
+            }
+            return read;
+        }
+        finally
+        {
+            buffer.position(position); // dropped
+            buffer.limit(limit);
+        }
     }
 
     /**

@@ -10,6 +10,7 @@ import io.verbus.fabric.QueuePairConfig;
 import io.verbus.fabric.soft.SoftDevice;
 import io.verbus.fabric.soft.SoftProtectionDomain;
 import io.verbus.fabric.soft.SoftQueuePair;
+import org.agrona.ErrorHandler;
 import org.agrona.concurrent.AgentRunner;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
@@ -167,6 +168,11 @@ public final class TcpDevice extends SoftDevice
     long connectTimeoutNs()
     {
         return connectTimeoutNs;
+    }
+
+    ErrorHandler errorHandler()
+    {
+        return context.errorHandler();
     }
 
     long coalesceNs()

@@ -15,6 +15,8 @@ import io.verbus.fabric.WorkCompletionOpcode;
 import io.verbus.fabric.WorkCompletionStatus;
 import io.verbus.fabric.WorkRequestOpcode;
 
+import org.agrona.ErrorHandler;
+
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -111,6 +113,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     }
 
     private final TcpNic nic;
+    private final ErrorHandler errorHandler;
     private final int maxFrameLength;
     private final long maxMessageLength;
     private final long connectTimeoutNs;
@@ -174,6 +177,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     {
         super(device, pd, config, qpNumber);
         this.nic = device.nic();
+        this.errorHandler = device.errorHandler();
         this.maxFrameLength = device.maxFrameLength();
         this.maxMessageLength = device.attributes().maxMessageLength();
         this.connectTimeoutNs = device.connectTimeoutNs();
@@ -358,6 +362,10 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             final boolean wrote = writeAfterPost(nowNs);
             lastPostEndNs = wrote ? System.nanoTime() : nowNs;
         }
+        catch (final RuntimeException ex)
+        {
+            onEngineFailure(ex);
+        }
         finally
         {
             unlock();
@@ -382,6 +390,11 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         try
         {
             return progress(nowNs, true);
+        }
+        catch (final RuntimeException ex)
+        {
+            onEngineFailure(ex);
+            return 1;
         }
         finally
         {
@@ -411,10 +424,30 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             }
             return work;
         }
+        catch (final RuntimeException ex)
+        {
+            onEngineFailure(ex);
+            return 1;
+        }
         finally
         {
             unlock();
         }
+    }
+
+    /**
+     * The engine runs on application threads (a CQ poll, a post): a failure it did not expect must not surface in the
+     * application's poll. Report it as the NIC thread's would be, and err the QP (its outstanding WRs complete with
+     * LOC_QP_OP_ERR at the head, then WR_FLUSH_ERR), as a NIC that hits an internal error does.
+     */
+    private void onEngineFailure(final RuntimeException ex)
+    {
+        errorHandler.onError(ex);
+        if (QueuePairState.ERR != state && null == headFailure)
+        {
+            headFailure = WorkCompletionStatus.LOC_QP_OP_ERR;
+        }
+        enterError();
     }
 
     // ---------------------------------------------------------------------------------------------------
@@ -715,7 +748,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                 connection.lastReadNs = nowNs;
                 if (connection.isPlacingDirectly())
                 {
-                    final int read = connection.readDirect();
+                    final int read = placeDirectlyFromSocket(connection);
                     if (read < 0)
                     {
                         lose(connection);
@@ -725,7 +758,24 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                     {
                         return read > 0 ? 1 : 0;
                     }
-                    onRequestApplied(connection.directSequence, connection.directFlags, nowNs);
+                    if (QueuePairState.ERR != state)
+                    {
+                        onRequestApplied(connection.directSequence, connection.directFlags, nowNs);
+                    }
+                    work++;
+                }
+                if (connection.isSkipping())
+                {
+                    final int read = connection.skip();
+                    if (read < 0)
+                    {
+                        lose(connection);
+                        return 1;
+                    }
+                    if (connection.isSkipping())
+                    {
+                        return read > 0 ? 1 : 0;
+                    }
                     work++;
                 }
                 final int read = connection.read();
@@ -813,6 +863,41 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     }
 
     /**
+     * Read more of a directly placed payload, unless its region was deregistered meanwhile: then, as a NIC would
+     * for the rest of a WRITE whose rkey went away, NAK it with REM_ACCESS_ERR and err (the rest of the payload is
+     * dropped so the stream stays framed).
+     *
+     * @return bytes read, -1 at end of stream.
+     */
+    private int placeDirectlyFromSocket(final TcpConnection connection) throws IOException
+    {
+        if (connection.isDirectRegionRegistered())
+        {
+            try
+            {
+                return connection.readDirect();
+            }
+            catch (final IllegalStateException ex)
+            {
+                // the region's memory was freed between the check and the read: as deregistered
+            }
+        }
+        final long sequence = connection.directSequence;
+        connection.abandonDirect();
+        final int offset = connection.reserve(TcpWire.RESPONSE_HEADER_LENGTH);
+        if (offset >= 0)
+        {
+            writeResponseHeader(connection, offset, TcpWire.TYPE_RESPONSE, WorkCompletionStatus.REM_ACCESS_ERR,
+                sequence, 0, TcpWire.RESPONSE_HEADER_LENGTH);
+        }
+        requestsApplied = sequence + 1;
+        requestsAcknowledged = sequence + 1;
+        acknowledgementDuePass = NONE;
+        enterError();
+        return 0;
+    }
+
+    /**
      * One copy for a large WRITE: once its header has arrived and passed the responder checks, copy what the read
      * buffer holds of its payload and have the socket read the rest straight into the target region. Only for a
      * plain WRITE placed in order with nothing held back: anything else waits for the whole frame in the buffer.
@@ -861,7 +946,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         VarHandle.releaseFence();
         MemorySegment.copy(connection.readSegment(), frame + TcpWire.REQUEST_HEADER_LENGTH, region.segment(),
             targetOffset, buffered);
-        connection.startDirect(view, targetOffset + buffered, length - buffered, sequence,
+        connection.startDirect(region, view, targetOffset + buffered, length - buffered, sequence,
             in.getShort(frame + TcpWire.REQUEST_FLAGS_OFFSET));
         connection.holdSinceNs = NONE;
         directPlacements++;

@@ -192,6 +192,39 @@ class TcpDataPathTest
     }
 
     @Test
+    void shouldFailAWriteWhoseRegionIsDeregisteredWhileItsPayloadIsPlacedDirectly()
+    {
+        connect(context(), context(), TcpDevice.MAX_MESSAGE_LENGTH);
+        final TcpQueuePair responderQp = (TcpQueuePair)target;
+        // The responder's own thread drives it, so the payload stops arriving while it pauses: more than the kernel
+        // buffers hold is still at the requester when the region goes away.
+        batch.clear().add().write(1, source.address(), TcpDevice.MAX_MESSAGE_LENGTH, source.lkey(), sink.address(),
+            sink.rkey(), SendFlags.SIGNALED);
+        assertEquals(PostResult.OK, requester.postSend(batch));
+        final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+        while (responderQp.directPlacements() == 0)
+        {
+            assertTrue(System.nanoTime() < deadlineNs, "the direct placement never started");
+            target.progress();
+            initiatorCq.poll(completions, 1);
+        }
+        sink.deregister();
+
+        WorkCompletion completion = null;
+        while (null == completion && System.nanoTime() < deadlineNs)
+        {
+            target.progress();
+            if (initiatorCq.poll(completions, 1) == 1)
+            {
+                completion = completions[0];
+            }
+        }
+        assertNotNull(completion, "no completion");
+        assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, completion.status());
+        assertEquals(io.verbus.fabric.QueuePairState.ERR, target.state());
+    }
+
+    @Test
     void shouldCoalesceTheWritesOfAStreamingPosterAndKeepEveryByteInOrder()
     {
         connect(context(), context(), 1 << 20);
