@@ -56,8 +56,9 @@ class RdmaSubscriberLimitsTest
             assertTrue(records.stream().anyMatch(r -> r.getMessage().contains("CHALLENGE.termLength=262144 exceeds " +
                 "this subscriber's cap " + SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME + "=131072")),
                 "the subscriber says why");
-            assertTrue(records.stream().anyMatch(r -> r.getMessage().contains("rdma publication") &&
-                r.getMessage().contains("OUT_OF_RANGE")), "the publisher's log says why too");
+            // The publisher counts the rejection on its control thread before it writes the log line: wait for it.
+            rig.awaitCondition("the publisher's log says why too", 10_000, () -> records.stream().anyMatch(r ->
+                r.getMessage().contains("rdma publication") && r.getMessage().contains("OUT_OF_RANGE")));
             rig.closeSubscriber(capped);
 
             System.clearProperty(SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME);
