@@ -24,7 +24,8 @@ class GatewayConfigTest
             config.channel(GatewayConfig.MARKET_DATA_STREAM_ID, true));
         assertTrue(config.isIdleChosenForTheHost());
         assertFalse(config.dedicatedThreads());
-        if (Runtime.getRuntime().availableProcessors() >= GatewayConfig.AUTO_SPIN_MIN_CPUS)
+        if (GatewayConfig.AUTO_SPIN_ENABLED &&
+            Runtime.getRuntime().availableProcessors() >= GatewayConfig.AUTO_SPIN_MIN_CPUS)
         {
             assertEquals("busy-spin", config.idleStrategy());
             assertTrue(config.driverInvoked(), "the driver runs on the parts' thread: no second spinner");
