@@ -47,12 +47,13 @@ import java.util.concurrent.TimeUnit;
  * A thread that finds the engine taken skips: the holder looks for new WRs after releasing it (each side writes its
  * own flag before reading the other's, with full fences), so a post is never stranded.
  * <p>
- * <b>Coalescing.</b> A post that comes sooner after the last write's end than a write costs (a poster that streams)
- * holds its frames in the connection's buffer while posts keep coming, up to {@code tcpCoalesceNs} or
- * {@link #COALESCE_MAX_BYTES}; they go out in one write, made by the next post or poll past that point (the NIC thread
- * if the application stops calling). An isolated post (a ping-pong, a request, a credit) is written at once. While
- * the application posts between its polls, those polls read the sockets at most every
- * {@link #STREAM_READ_INTERVAL_NS}, so a sender does not pay two reads per post.
+ * <b>Coalescing.</b> A post that comes sooner after the last write's end than a write costs (at most
+ * {@link #HOLD_TRIGGER_MAX_NS}: a poster that streams) holds its frames in the connection's buffer while posts keep
+ * coming, for about {@link #HOLD_WRITE_COSTS} writes' cost (at least {@link #MIN_HOLD_NS}, at most
+ * {@code tcpCoalesceNs}) or {@link #COALESCE_MAX_BYTES}; they go out in one write, made by the next post or poll past
+ * that point (the NIC thread if the application stops calling). An isolated post (a ping-pong, a request, a credit)
+ * is written at once. While the application posts between its polls, those polls read the sockets only every
+ * {@link #SENDING_POLLS_PER_READ}th time, so a sender does not pay two reads per post.
  * <p>
  * <b>Acknowledgement.</b> Responses are cumulative ({@link TcpWire}): the responder answers at once what the
  * requester waits for (signaled WRs, READ, atomics, errors, RNR) and acknowledges unsignaled WRs together within
