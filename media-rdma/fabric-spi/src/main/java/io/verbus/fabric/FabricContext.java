@@ -62,12 +62,13 @@ public final class FabricContext
      */
     public static final long TCP_IDLE_MAX_PARK_DEFAULT_NS = TimeUnit.MILLISECONDS.toNanos(1);
     /**
-     * How long the tcp provider may hold back the frames of a poster that streams (posts again within
-     * microseconds, several times in a row) to write them together; 0 writes every post at once.
+     * The longest the tcp provider holds back the frames of a poster that streams (posts again sooner after a write
+     * than a write costs) to write them together; within it, about eight writes' cost (at least 20 us). 0 writes
+     * every post at once.
      */
     public static final String TCP_COALESCE_PROP_NAME = "verbus.fabric.tcp.coalesce.ns";
-    /** Default coalescing time. */
-    public static final long TCP_COALESCE_DEFAULT_NS = TimeUnit.MICROSECONDS.toNanos(20);
+    /** Default longest coalescing time. */
+    public static final long TCP_COALESCE_DEFAULT_NS = TimeUnit.MICROSECONDS.toNanos(200);
 
     private Path shmDirectory = Path.of(System.getProperty(SHM_DIR_PROP_NAME, SHM_DIR_DEFAULT));
     private String hugetlbfsDirectory = System.getProperty(HUGETLBFS_DIR_PROP_NAME, "");

@@ -47,12 +47,13 @@ import java.util.concurrent.TimeUnit;
  * A thread that finds the engine taken skips: the holder looks for new WRs after releasing it (each side writes its
  * own flag before reading the other's, with full fences), so a post is never stranded.
  * <p>
- * <b>Coalescing.</b> A post that comes sooner after the last write's end than a write costs (a poster that streams)
- * holds its frames in the connection's buffer while posts keep coming, up to {@code tcpCoalesceNs} or
- * {@link #COALESCE_MAX_BYTES}; they go out in one write, made by the next post or poll past that point (the NIC thread
- * if the application stops calling). An isolated post (a ping-pong, a request, a credit) is written at once. While
- * the application posts between its polls, those polls read the sockets at most every
- * {@link #STREAM_READ_INTERVAL_NS}, so a sender does not pay two reads per post.
+ * <b>Coalescing.</b> A post that comes sooner after the last write's end than a write costs (at most
+ * {@link #HOLD_TRIGGER_MAX_NS}: a poster that streams) holds its frames in the connection's buffer while posts keep
+ * coming, for about {@link #HOLD_WRITE_COSTS} writes' cost (at least {@link #MIN_HOLD_NS}, at most
+ * {@code tcpCoalesceNs}) or {@link #COALESCE_MAX_BYTES}; they go out in one write, made by the next post or poll past
+ * that point (the NIC thread if the application stops calling). An isolated post (a ping-pong, a request, a credit)
+ * is written at once. While the application posts between its polls, those polls read the sockets only every
+ * {@link #SENDING_POLLS_PER_READ}th time, so a sender does not pay two reads per post.
  * <p>
  * <b>Acknowledgement.</b> Responses are cumulative ({@link TcpWire}): the responder answers at once what the
  * requester waits for (signaled WRs, READ, atomics, errors, RNR) and acknowledges unsignaled WRs together within
@@ -65,15 +66,27 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     static final int DROP = 2;
     static final int DISCARD = 3;
 
-    /** Held frames are written once the poster has not posted for this long (or the last write's cost, if more). */
+    /** Held frames are written once the poster has not posted for this long (or what a write costs, if more). */
     static final long STREAM_GAP_NS = TimeUnit.MICROSECONDS.toNanos(2);
+    /**
+     * A post starts holding only if it comes within this (or what a write costs, if less) of the last write's end:
+     * never more, so that a slow host (writes inflated by preemption) does not make isolated posts wait.
+     */
+    static final long HOLD_TRIGGER_MAX_NS = TimeUnit.MICROSECONDS.toNanos(10);
+    /** Frames are held for up to this many writes' cost (at least {@link #MIN_HOLD_NS}, at most coalesceNs). */
+    static final int HOLD_WRITE_COSTS = 8;
+    /** See {@link #HOLD_WRITE_COSTS}. */
+    static final long MIN_HOLD_NS = TimeUnit.MICROSECONDS.toNanos(20);
     /** Most bytes held back to coalesce before they are written anyway. */
     static final int COALESCE_MAX_BYTES = 64 * 1024;
     /**
-     * While the application posts on this QP between its polls (it is sending: a stream, or frames held to
-     * coalesce), its polls read the QP's sockets at most this often; a poll with no post since the last one (the
-     * application waits) reads every time.
+     * While the application posts on this QP between its polls (it is sending: a stream, an echo, frames held to
+     * coalesce), its polls read the QP's sockets only every this many such polls and at most every
+     * {@link #STREAM_READ_INTERVAL_NS}; a poll with no post since the last one (the application waits) reads every
+     * time. Counted, not timed, so that a thread slowed down by a busy host does not read on every post.
      */
+    static final int SENDING_POLLS_PER_READ = 16;
+    /** See {@link #SENDING_POLLS_PER_READ}. */
     static final long STREAM_READ_INTERVAL_NS = TimeUnit.MICROSECONDS.toNanos(10);
     /** With no response awaited, an application poll still reads responses this often (NAKs, lost peers). */
     static final long IDLE_RESPONSE_READ_INTERVAL_NS = TimeUnit.MICROSECONDS.toNanos(250);
@@ -154,6 +167,8 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private long coalescingSinceNs = NONE;
     /** The application posted since its last progress pass on this QP. */
     private boolean postedSincePass;
+    private int sendingPollsSinceRead;
+    private long lastSendingReadNs;
 
     // Diagnostics, read by tests (opaque: exact once the engine is quiet).
     private long requestWrites;
@@ -460,15 +475,25 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             return 0;
         }
         // While the application sends (it posted since its last poll, or frames are held to coalesce), its own polls
-        // would otherwise add reads to every post: they read at most every STREAM_READ_INTERVAL_NS. A full send queue
-        // stops the posts, so a poster waiting for completions reads its responses on every poll again.
-        final boolean streaming = application && (postedSincePass || NONE != coalescingSinceNs);
+        // would otherwise add reads to every post: see SENDING_POLLS_PER_READ. A full send queue stops the posts, so
+        // a poster waiting for completions reads its responses on every poll again.
+        boolean mayRead = true;
         if (application)
         {
+            if (postedSincePass || NONE != coalescingSinceNs)
+            {
+                mayRead = ++sendingPollsSinceRead >= SENDING_POLLS_PER_READ &&
+                    nowNs - lastSendingReadNs >= STREAM_READ_INTERVAL_NS;
+            }
+            if (mayRead)
+            {
+                sendingPollsSinceRead = 0;
+                lastSendingReadNs = nowNs;
+            }
             postedSincePass = false;
         }
         final long appliedBefore = requestsApplied;
-        int work = receiveRequests(nowNs, streaming, application);
+        int work = receiveRequests(nowNs, mayRead, application);
         if (application && requestsApplied != appliedBefore && QueuePairState.ERR != state && !returnedEarly)
         {
             // The application is waiting for what just landed: let it look before this thread makes more system
@@ -478,7 +503,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             return work + timers(nowNs);
         }
         returnedEarly = false;
-        work += receiveResponses(nowNs, application, streaming);
+        work += receiveResponses(nowNs, application, mayRead);
         if (QueuePairState.ERR == state)
         {
             work += flushErrors();
@@ -494,9 +519,9 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
 
     /**
      * Write what was just framed, or hold it to coalesce with what follows: a post that comes within what a write
-     * costs of the last write's end starts holding (so a streaming poster spends at most about half its time in
-     * writes, and an isolated post, whose predecessor is long written, goes out at once); holding lasts while posts
-     * keep coming, up to {@code coalesceNs} or {@link #COALESCE_MAX_BYTES}.
+     * costs (at most {@link #HOLD_TRIGGER_MAX_NS}) of the last write's end starts holding, so an isolated post, whose
+     * predecessor is long written, goes out at once; holding lasts while posts keep coming, up to {@link #holdNs()}
+     * (about {@link #HOLD_WRITE_COSTS} writes' cost) or {@link #COALESCE_MAX_BYTES}.
      *
      * @return true if it wrote.
      */
@@ -511,12 +536,12 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         {
             if (NONE != coalescingSinceNs)
             {
-                if (nowNs - coalescingSinceNs < coalesceNs && nowNs - lastPostEndNs < flushGapNs())
+                if (nowNs - coalescingSinceNs < holdNs() && nowNs - lastPostEndNs < flushGapNs())
                 {
                     return false;
                 }
             }
-            else if (nowNs - lastWriteEndNs < Math.min(writeCostNs, coalesceNs))
+            else if (nowNs - lastWriteEndNs < Math.min(writeCostNs, HOLD_TRIGGER_MAX_NS))
             {
                 coalescingSinceNs = nowNs;
                 return false;
@@ -531,7 +556,16 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      */
     private long flushGapNs()
     {
-        return Math.max(STREAM_GAP_NS, Math.min(writeCostNs, coalesceNs));
+        return Math.max(STREAM_GAP_NS, Math.min(writeCostNs, HOLD_TRIGGER_MAX_NS));
+    }
+
+    /**
+     * @return how long frames may be held: enough posts to spend about one part in {@link #HOLD_WRITE_COSTS} of the
+     * time in writes (when a write costs 2-3 us on an idle host: {@link #MIN_HOLD_NS}), within coalesceNs.
+     */
+    private long holdNs()
+    {
+        return Math.min(coalesceNs, Math.max(MIN_HOLD_NS, HOLD_WRITE_COSTS * writeCostNs));
     }
 
     /**
@@ -544,7 +578,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         {
             return 0;
         }
-        if (NONE != coalescingSinceNs && nowNs - coalescingSinceNs < coalesceNs &&
+        if (NONE != coalescingSinceNs && nowNs - coalescingSinceNs < holdNs() &&
             nowNs - lastPostEndNs < flushGapNs() && connection.pendingWriteBytes() < COALESCE_MAX_BYTES)
         {
             return 0;
@@ -732,7 +766,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     // ---------------------------------------------------------------------------------------------------
     // Responder: the peer's requests on the connection it dialed.
 
-    private int receiveRequests(final long nowNs, final boolean streaming, final boolean application)
+    private int receiveRequests(final long nowNs, final boolean mayRead, final boolean application)
     {
         final TcpConnection connection = inbound;
         if (null == connection || !connection.isUsable())
@@ -743,7 +777,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         int work = 0;
         try
         {
-            if (!streaming || nowNs - connection.lastReadNs >= STREAM_READ_INTERVAL_NS)
+            if (mayRead)
             {
                 connection.lastReadNs = nowNs;
                 if (connection.isPlacingDirectly())
@@ -1220,7 +1254,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     // ---------------------------------------------------------------------------------------------------
     // Requester: responses on the connection this QP dialed.
 
-    private int receiveResponses(final long nowNs, final boolean application, final boolean streaming)
+    private int receiveResponses(final long nowNs, final boolean application, final boolean mayRead)
     {
         final TcpConnection connection = outbound;
         if (null == connection || !connection.isUsable())
@@ -1230,11 +1264,11 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         int work = 0;
         try
         {
-            final long sinceRead = nowNs - connection.lastReadNs;
+            // An application poll reads responses when they are awaited (a signaled WR, a READ, an atomic, an RNR
+            // wait) and otherwise now and then (NAKs of unsignaled WRs, cumulative ACKs, a lost peer).
             final boolean awaited = sqCompleted <= lastAwaitedSequence || rnrSinceNs != NONE;
             if (!application ||
-                (streaming ? sinceRead >= STREAM_READ_INTERVAL_NS :
-                    awaited || sinceRead >= IDLE_RESPONSE_READ_INTERVAL_NS))
+                (mayRead && (awaited || nowNs - connection.lastReadNs >= IDLE_RESPONSE_READ_INTERVAL_NS)))
             {
                 connection.lastReadNs = nowNs;
                 final int read = connection.read();
