@@ -663,11 +663,12 @@ final class VerbusDriver implements AutoCloseable
         {
             ensureOpen();
             ensureCountersAvailable(1);
-            final AtomicCounter counter = null == keyBuffer ?
-                countersManager.newCounter(label, typeId) :
-                countersManager.newCounter(label, typeId, (key) -> key.putBytes(0, keyBuffer, keyOffset, keyLength));
-            countersManager.setCounterRegistrationId(counter.id(), nextRegistrationId++);
-            return counter;
+            final int counterId = null == keyBuffer ?
+                countersManager.allocate(label, typeId) :
+                countersManager.allocate(label, typeId, (key) -> key.putBytes(0, keyBuffer, keyOffset, keyLength));
+            countersManager.setCounterRegistrationId(counterId, nextRegistrationId++);
+            // Freed under the lock too: the counters manager is not thread-safe; callers close from their own threads.
+            return new LockedCounter((UnsafeBuffer)countersFile.valuesBuffer(), counterId);
         }
     }
 
@@ -684,17 +685,6 @@ final class VerbusDriver implements AutoCloseable
             }
         }
         return work;
-    }
-
-    AtomicCounter addCounter(final int typeId, final String label)
-    {
-        synchronized (lock)
-        {
-            ensureOpen();
-            ensureCountersAvailable(1);
-            final int counterId = countersManager.allocate(label, typeId);
-            return new LockedCounter((UnsafeBuffer)countersFile.valuesBuffer(), counterId);
-        }
     }
 
     /** A counter for a caller outside the driver: freed under the driver's lock, as allocation is. */
