@@ -1,8 +1,8 @@
 package io.verbus;
 
+import io.aeron.FragmentAssembler;
 import io.aeron.logbuffer.BufferClaim;
 import io.aeron.logbuffer.ControlledFragmentHandler;
-import io.aeron.FragmentAssembler;
 import io.aeron.logbuffer.Header;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;

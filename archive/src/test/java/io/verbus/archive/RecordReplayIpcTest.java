@@ -1,7 +1,7 @@
 package io.verbus.archive;
 
-import io.aeron.archive.client.AeronArchive;
 import io.aeron.FragmentAssembler;
+import io.aeron.archive.client.AeronArchive;
 import io.verbus.ExclusivePublication;
 import io.verbus.Subscription;
 import io.verbus.TestSupport;

@@ -3,8 +3,8 @@ package io.verbus.archive;
 import io.aeron.archive.client.AeronArchive;
 import io.verbus.TestSupport;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Replays a recording range and checks it frame for frame against a live capture positioned at the same start. */
 final class ReplayVerifier

@@ -1,6 +1,7 @@
 package io.verbus.bench;
 
 import io.verbus.tools.SvgPercentilePlot;
+
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;

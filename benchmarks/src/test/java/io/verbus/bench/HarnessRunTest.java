@@ -1,13 +1,13 @@
 package io.verbus.bench;
 
 import io.verbus.bench.contender.AeronContender;
+import io.verbus.bench.contender.CrossProcessContender;
 import io.verbus.bench.contender.FabricSendReceiveContender;
 import io.verbus.bench.contender.FabricWriteContender;
 import io.verbus.bench.contender.FloorContender;
 import io.verbus.bench.contender.NotRunContender;
 import io.verbus.bench.contender.TcpBusyPollContender;
 import io.verbus.bench.contender.TcpSocketContender;
-import io.verbus.bench.contender.CrossProcessContender;
 import io.verbus.bench.contender.VerbusContender;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.junit.jupiter.api.Tag;

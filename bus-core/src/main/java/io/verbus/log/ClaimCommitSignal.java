@@ -1,12 +1,12 @@
 package io.verbus.log;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.lang.reflect.Field;
-
 import io.aeron.logbuffer.BufferClaim;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.lang.reflect.Field;
 
 /**
  * Lets a direct-mode {@link ExclusiveLogPublication} send a claimed frame the moment {@link BufferClaim#commit()}

@@ -1,11 +1,11 @@
 package io.verbus.log;
 
+import io.verbus.media.MediaSender;
+import org.agrona.concurrent.NanoClock;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
-
-import io.verbus.media.MediaSender;
-import org.agrona.concurrent.NanoClock;
 
 /**
  * Lets a direct-mode media sender be driven by the exclusive publication's writer while it writes, and by the

@@ -1,8 +1,5 @@
 package io.verbus.driver;
 
-import java.nio.ByteBuffer;
-import java.nio.file.Path;
-
 import io.aeron.logbuffer.LogBufferDescriptor;
 import io.verbus.log.LogBuffers;
 import io.verbus.media.PublicationLog;
@@ -12,6 +9,9 @@ import org.agrona.concurrent.status.CountersManager;
 import org.agrona.concurrent.status.UnsafeBufferPosition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

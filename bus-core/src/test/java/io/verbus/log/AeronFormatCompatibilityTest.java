@@ -1,6 +1,7 @@
 package io.verbus.log;
 
 import io.aeron.FragmentAssembler;
+import io.aeron.logbuffer.BufferClaim;
 import io.aeron.logbuffer.FrameDescriptor;
 import io.aeron.logbuffer.Header;
 import io.aeron.logbuffer.LogBufferDescriptor;
@@ -8,7 +9,6 @@ import io.aeron.logbuffer.TermReader;
 import io.aeron.logbuffer.TermScanner;
 import io.aeron.protocol.DataHeaderFlyweight;
 import io.aeron.protocol.HeaderFlyweight;
-import io.aeron.logbuffer.BufferClaim;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

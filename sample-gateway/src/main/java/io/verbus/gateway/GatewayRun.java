@@ -5,8 +5,8 @@ import io.verbus.gateway.feed.FeedHandler;
 import io.verbus.gateway.orders.OrderGateway;
 import io.verbus.gateway.report.HistogramFiles;
 import io.verbus.gateway.report.PercentileTable;
-import io.verbus.tools.SvgPercentilePlot;
 import io.verbus.gateway.strategy.Strategy;
+import io.verbus.tools.SvgPercentilePlot;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 

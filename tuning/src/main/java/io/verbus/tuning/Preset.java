@@ -1,14 +1,14 @@
 package io.verbus.tuning;
 
+import io.verbus.ThreadingMode;
+import io.verbus.Verbus;
+import io.verbus.driver.Affinity;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-
-import io.verbus.ThreadingMode;
-import io.verbus.Verbus;
-import io.verbus.driver.Affinity;
 
 /**
  * Named configurations the driver and the gateway take by name, applied to a {@link Verbus.Context}.

@@ -1,9 +1,9 @@
 package io.verbus.tuning;
 
+import org.agrona.SystemUtil;
+
 import java.nio.file.Path;
 import java.util.Optional;
-
-import org.agrona.SystemUtil;
 
 /**
  * The parsed command line of {@code ./verbus tune}.

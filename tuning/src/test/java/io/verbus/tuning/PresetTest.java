@@ -1,11 +1,11 @@
 package io.verbus.tuning;
 
-import java.nio.file.Path;
-
 import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,7 +1,7 @@
 package io.verbus.bench.contender;
 
-import org.agrona.MutableDirectBuffer;
 import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
 
 /**
  * The first bytes of every benchmark message: its sequence number (so an echo can be checked) and its total

@@ -1,7 +1,7 @@
 package io.verbus.bench.contender;
 
-import io.verbus.bench.StreamSubscriber;
 import io.verbus.bench.Ponger;
+import io.verbus.bench.StreamSubscriber;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 

@@ -1,6 +1,7 @@
 package io.verbus.gateway.orders;
 
 import io.verbus.gateway.LoopbackAccess;
+import io.verbus.gateway.SessionProtocol;
 import io.verbus.sbe.orderentry.CancelOrderEncoder;
 import io.verbus.sbe.orderentry.ExecType;
 import io.verbus.sbe.orderentry.ExecutionReportDecoder;
@@ -12,7 +13,6 @@ import io.verbus.sbe.orderentry.OrderRejectDecoder;
 import io.verbus.sbe.orderentry.RejectReason;
 import io.verbus.sbe.orderentry.Side;
 import io.verbus.sbe.orderentry.TimeInForce;
-import io.verbus.gateway.SessionProtocol;
 import io.verbus.sbe.session.LogonDecoder;
 import io.verbus.sbe.session.LogonEncoder;
 import io.verbus.sbe.session.LogoutDecoder;

@@ -4,14 +4,14 @@ import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.QueuePairConfig;
 import io.verbus.fabric.QueuePairConnectionInfo;
 import io.verbus.fabric.QueuePairState;
+import io.verbus.fabric.WorkCompletionOpcode;
+import io.verbus.fabric.WorkCompletionStatus;
+import io.verbus.fabric.WorkRequestOpcode;
 import io.verbus.fabric.soft.SoftCompletionQueue;
 import io.verbus.fabric.soft.SoftMemoryPlacement;
 import io.verbus.fabric.soft.SoftMemoryRegion;
 import io.verbus.fabric.soft.SoftProtectionDomain;
 import io.verbus.fabric.soft.SoftQueuePair;
-import io.verbus.fabric.WorkCompletionOpcode;
-import io.verbus.fabric.WorkCompletionStatus;
-import io.verbus.fabric.WorkRequestOpcode;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -6,15 +6,14 @@ import io.verbus.fabric.QueuePairConfig;
 import io.verbus.fabric.QueuePairConnectionInfo;
 import io.verbus.fabric.QueuePairState;
 import io.verbus.fabric.SendFlags;
+import io.verbus.fabric.WorkCompletionOpcode;
+import io.verbus.fabric.WorkCompletionStatus;
+import io.verbus.fabric.WorkRequestOpcode;
 import io.verbus.fabric.soft.SoftCompletionQueue;
 import io.verbus.fabric.soft.SoftMemoryPlacement;
 import io.verbus.fabric.soft.SoftMemoryRegion;
 import io.verbus.fabric.soft.SoftProtectionDomain;
 import io.verbus.fabric.soft.SoftQueuePair;
-import io.verbus.fabric.WorkCompletionOpcode;
-import io.verbus.fabric.WorkCompletionStatus;
-import io.verbus.fabric.WorkRequestOpcode;
-
 import org.agrona.ErrorHandler;
 
 import java.io.IOException;
@@ -1162,6 +1161,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                             in.getLong(frame + TcpWire.REQUEST_SWAP_OFFSET));
                 }
             }
+            default -> status = WorkCompletionStatus.REM_INV_REQ_ERR;
         }
         connection.holdSinceNs = NONE;
         connection.lastRnrNakNs = NONE;

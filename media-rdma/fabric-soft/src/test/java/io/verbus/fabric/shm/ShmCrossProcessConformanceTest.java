@@ -1,13 +1,12 @@
 package io.verbus.fabric.shm;
 
-import org.junit.jupiter.api.Tag;
-
 import io.verbus.fabric.Fabric;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.conformance.ChildProcessPeer;
 import io.verbus.fabric.conformance.ConformancePeer;
 import io.verbus.fabric.conformance.FabricConformanceTest;
+import org.junit.jupiter.api.Tag;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -4,9 +4,9 @@ import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.QueuePairState;
 import io.verbus.fabric.SendFlags;
-import io.verbus.fabric.soft.SoftFaultInjectionTest;
 import io.verbus.fabric.WorkCompletion;
 import io.verbus.fabric.WorkCompletionStatus;
+import io.verbus.fabric.soft.SoftFaultInjectionTest;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.TimeUnit;

@@ -38,6 +38,7 @@ public final class SoftMemoryPlacement
             case IN_ORDER -> MemorySegment.copy(source, sourceOffset, target, targetOffset, length);
             case REVERSE -> reverse(source, sourceOffset, target, targetOffset, length);
             case SHUFFLED -> shuffled(source, sourceOffset, target, targetOffset, length);
+            default -> throw new IllegalStateException("unknown placement " + placement);
         }
     }
 

@@ -1,11 +1,10 @@
 package io.verbus.fabric.soft;
 
-import io.verbus.fabric.FaultInjection;
-import io.verbus.fabric.QueuePair;
-import io.verbus.fabric.WorkRequestOpcode;
 import io.verbus.fabric.CompletionQueue;
+import io.verbus.fabric.FaultInjection;
 import io.verbus.fabric.PortAttributes;
 import io.verbus.fabric.PostResult;
+import io.verbus.fabric.QueuePair;
 import io.verbus.fabric.QueuePairConfig;
 import io.verbus.fabric.QueuePairConnectionInfo;
 import io.verbus.fabric.QueuePairState;
@@ -14,6 +13,7 @@ import io.verbus.fabric.WorkCompletionOpcode;
 import io.verbus.fabric.WorkCompletionStatus;
 import io.verbus.fabric.WorkRequest;
 import io.verbus.fabric.WorkRequestBatch;
+import io.verbus.fabric.WorkRequestOpcode;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

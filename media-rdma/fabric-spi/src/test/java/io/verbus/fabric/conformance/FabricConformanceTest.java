@@ -128,7 +128,10 @@ public abstract class FabricConformanceTest
     @BeforeEach
     void connectQueuePairs(final org.junit.jupiter.api.TestInfo info)
     {
-        if (Boolean.getBoolean("verbus.debug")) System.out.println("TEST " + info.getDisplayName());
+        if (Boolean.getBoolean("verbus.debug"))
+        {
+            System.out.println("TEST " + info.getDisplayName());
+        }
         if (!peer.isAlive())
         {
             peer.close();

@@ -3,7 +3,6 @@ package io.verbus.fabric.soft;
 import io.verbus.fabric.WorkCompletion;
 import io.verbus.fabric.WorkCompletionOpcode;
 import io.verbus.fabric.WorkCompletionStatus;
-
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

@@ -12,12 +12,11 @@ import io.verbus.fabric.PostResult;
 import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePair;
 import io.verbus.fabric.QueuePairConfig;
+import io.verbus.fabric.QueuePairState;
 import io.verbus.fabric.SendFlags;
 import io.verbus.fabric.WorkCompletion;
 import io.verbus.fabric.WorkCompletionStatus;
 import io.verbus.fabric.WorkRequestBatch;
-import io.verbus.fabric.QueuePairState;
-
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -1,9 +1,9 @@
 package io.verbus.fabric.verbs;
 
-import org.junit.jupiter.api.Order;
 import io.verbus.fabric.Fabric;
 import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.conformance.FabricConformanceTest;
+import org.junit.jupiter.api.Order;
 
 /**
  * The fabric conformance suite on the verbs provider against a real RDMA device. The peer is a second

@@ -1,6 +1,5 @@
 package io.verbus.fabric.verbs;
 
-import org.junit.jupiter.api.Order;
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.Device;
@@ -18,6 +17,7 @@ import io.verbus.fabric.WorkRequestBatch;
 import io.verbus.tools.VerbsWriteLatency;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

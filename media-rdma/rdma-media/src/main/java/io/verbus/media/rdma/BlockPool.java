@@ -1,8 +1,8 @@
 package io.verbus.media.rdma;
 
-import java.lang.foreign.MemorySegment;
-
 import io.verbus.media.rdma.protocol.HandshakeException;
+
+import java.lang.foreign.MemorySegment;
 
 /**
  * Fixed-size blocks carved from one registered-once allocation: the publisher's per-subscriber status slots,

@@ -1,5 +1,14 @@
 package io.verbus.media.rdma;
 
+import io.verbus.media.rdma.protocol.HandshakeException;
+import io.verbus.media.rdma.protocol.HandshakeHeader;
+import io.verbus.media.rdma.protocol.HandshakeValidator;
+import io.verbus.media.rdma.protocol.HelloFlyweight;
+import io.verbus.media.rdma.protocol.RejectFlyweight;
+import io.verbus.media.rdma.protocol.SocketMessageTransport;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -12,15 +21,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-
-import io.verbus.media.rdma.protocol.HandshakeException;
-import io.verbus.media.rdma.protocol.HandshakeHeader;
-import io.verbus.media.rdma.protocol.HandshakeValidator;
-import io.verbus.media.rdma.protocol.HelloFlyweight;
-import io.verbus.media.rdma.protocol.RejectFlyweight;
-import io.verbus.media.rdma.protocol.SocketMessageTransport;
-import org.agrona.ExpandableArrayBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * One TCP control endpoint shared by every publication bound to the same {@code host:port}, as several streams

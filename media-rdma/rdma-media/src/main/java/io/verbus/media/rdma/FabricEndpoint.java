@@ -1,13 +1,5 @@
 package io.verbus.media.rdma;
 
-import java.lang.foreign.MemorySegment;
-import java.net.Inet6Address;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
-import java.util.Arrays;
-import java.util.ArrayDeque;
-import java.util.Locale;
-
 import io.verbus.fabric.Device;
 import io.verbus.fabric.Fabric;
 import io.verbus.fabric.FabricContext;
@@ -17,6 +9,14 @@ import io.verbus.fabric.QueuePairConnectionInfo;
 import io.verbus.media.rdma.protocol.HandshakeException;
 import io.verbus.media.rdma.protocol.ProviderIds;
 import io.verbus.media.rdma.protocol.QpInfoCodec;
+
+import java.lang.foreign.MemorySegment;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.Locale;
 
 /**
  * One opened fabric device and protection domain for one publication or subscription, plus pools of the

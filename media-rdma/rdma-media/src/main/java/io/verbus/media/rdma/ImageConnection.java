@@ -1,7 +1,5 @@
 package io.verbus.media.rdma;
 
-import java.lang.foreign.MemorySegment;
-
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.QueuePair;
@@ -9,6 +7,8 @@ import io.verbus.media.rdma.protocol.SlotLayout;
 import io.verbus.media.rdma.protocol.SocketMessageTransport;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.ReadablePosition;
+
+import java.lang.foreign.MemorySegment;
 
 /**
  * The subscriber's state for one connection to a publisher: the registered ring (three term partitions) and

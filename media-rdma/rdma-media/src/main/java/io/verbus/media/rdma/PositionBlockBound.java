@@ -1,12 +1,12 @@
 package io.verbus.media.rdma;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-
 import io.aeron.logbuffer.FrameDescriptor;
 import io.verbus.media.ImageBound;
 import io.verbus.media.rdma.protocol.SlotLayout;
 import org.agrona.concurrent.AtomicBuffer;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * The image's bound over the position block the publisher WRITEs into this subscriber's memory after the data:

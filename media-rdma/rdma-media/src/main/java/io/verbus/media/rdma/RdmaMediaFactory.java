@@ -1,7 +1,5 @@
 package io.verbus.media.rdma;
 
-import java.util.Set;
-
 import io.verbus.ChannelUri;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.FaultInjection;
@@ -11,6 +9,8 @@ import io.verbus.media.MediaFactory;
 import io.verbus.media.MediaReceiver;
 import io.verbus.media.MediaSender;
 import io.verbus.media.PublicationLog;
+
+import java.util.Set;
 
 /**
  * The {@code rdma} scheme: publications and subscriptions on {@code rdma:endpoint=host:port|...} channels,

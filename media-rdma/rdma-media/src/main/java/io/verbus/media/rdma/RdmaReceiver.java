@@ -1,8 +1,5 @@
 package io.verbus.media.rdma;
 
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.QueuePairState;
@@ -21,6 +18,9 @@ import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.agrona.concurrent.status.CountersManager;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The subscription side of an {@code rdma:} channel, off the data path: the image reads the position block the

@@ -1,5 +1,7 @@
 package io.verbus.media.rdma;
 
+import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -10,8 +12,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-
-import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
 
 /**
  * Where the shared secret of the handshake comes from, first match wins: the channel's {@code secret-file},

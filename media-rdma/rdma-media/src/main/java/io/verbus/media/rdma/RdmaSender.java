@@ -1,8 +1,5 @@
 package io.verbus.media.rdma;
 
-import java.lang.foreign.MemorySegment;
-import java.util.concurrent.TimeUnit;
-
 import io.aeron.logbuffer.FrameDescriptor;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.Fabrics;
@@ -24,6 +21,9 @@ import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The publication side of an {@code rdma:} channel. Each duty cycle it reaps completions, reads every

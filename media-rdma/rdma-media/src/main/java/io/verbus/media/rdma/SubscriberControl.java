@@ -1,14 +1,5 @@
 package io.verbus.media.rdma;
 
-import java.io.IOException;
-import java.lang.foreign.MemorySegment;
-import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.util.ArrayDeque;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.FabricContext;
@@ -25,6 +16,15 @@ import io.verbus.media.rdma.protocol.SubscriberHandshake;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.agrona.concurrent.status.CountersManager;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The subscription's control thread: connects to the publisher's endpoint, runs the handshake, registers a fresh

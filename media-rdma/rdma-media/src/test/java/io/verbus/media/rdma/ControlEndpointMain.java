@@ -1,13 +1,13 @@
 package io.verbus.media.rdma;
 
+import io.verbus.Publication;
+import io.verbus.ThreadingMode;
+import io.verbus.Verbus;
+
 import java.io.FileInputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-
-import io.verbus.Publication;
-import io.verbus.ThreadingMode;
-import io.verbus.Verbus;
 
 /**
  * Child JVM for {@link RdmaControlPortAttackTest}: an rdma publication whose process has used up its file

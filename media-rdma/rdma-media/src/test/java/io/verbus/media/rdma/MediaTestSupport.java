@@ -1,10 +1,5 @@
 package io.verbus.media.rdma;
 
-import java.nio.ByteBuffer;
-import java.nio.file.Path;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-
 import io.aeron.logbuffer.LogBufferDescriptor;
 import io.verbus.ThreadingMode;
 import io.verbus.log.LogBuffers;
@@ -16,6 +11,11 @@ import org.agrona.concurrent.SystemNanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersManager;
 import org.agrona.concurrent.status.UnsafeBufferPosition;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /** Builds the driver-side pieces a media needs, for tests that drive the media directly. */
 final class MediaTestSupport

@@ -1,10 +1,10 @@
 package io.verbus.media.rdma;
 
-import java.util.zip.CRC32;
-
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.zip.CRC32;
 
 /**
  * Sequence-numbered, CRC32-checked messages of mixed sizes, and a checker that finds any lost, duplicated,

@@ -1,5 +1,15 @@
 package io.verbus.media.rdma;
 
+import io.verbus.Subscription;
+import io.verbus.ThreadingMode;
+import io.verbus.Verbus;
+import io.verbus.media.rdma.protocol.HelloFlyweight;
+import org.agrona.ExpandableArrayBuffer;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
@@ -15,16 +25,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
-
-import io.verbus.Subscription;
-import io.verbus.ThreadingMode;
-import io.verbus.Verbus;
-import io.verbus.media.rdma.protocol.HelloFlyweight;
-import org.agrona.ExpandableArrayBuffer;
-import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

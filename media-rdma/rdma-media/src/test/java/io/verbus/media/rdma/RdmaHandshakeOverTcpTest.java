@@ -1,5 +1,17 @@
 package io.verbus.media.rdma;
 
+import io.verbus.media.rdma.protocol.ConnectFlyweight;
+import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
+import io.verbus.media.rdma.protocol.HandshakeHeader;
+import io.verbus.media.rdma.protocol.HelloFlyweight;
+import io.verbus.media.rdma.protocol.QpInfoCodec;
+import io.verbus.media.rdma.protocol.SlotLayout;
+import org.agrona.ExpandableArrayBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -13,18 +25,6 @@ import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
-
-import io.verbus.media.rdma.protocol.ConnectFlyweight;
-import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
-import io.verbus.media.rdma.protocol.HandshakeHeader;
-import io.verbus.media.rdma.protocol.HelloFlyweight;
-import io.verbus.media.rdma.protocol.QpInfoCodec;
-import io.verbus.media.rdma.protocol.SlotLayout;
-import org.agrona.ExpandableArrayBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 import static java.nio.ByteOrder.LITTLE_ENDIAN;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,9 +1,5 @@
 package io.verbus.media.rdma;
 
-import java.lang.management.ManagementFactory;
-import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
-
 import io.aeron.logbuffer.BufferClaim;
 import io.aeron.logbuffer.FragmentHandler;
 import io.verbus.ExclusivePublication;
@@ -16,6 +12,10 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;

@@ -1,12 +1,5 @@
 package io.verbus.media.rdma;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.util.Locale;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
-
 import io.aeron.FragmentAssembler;
 import io.aeron.logbuffer.BufferClaim;
 import io.verbus.ExclusivePublication;
@@ -17,6 +10,13 @@ import io.verbus.Verbus;
 import io.verbus.driver.IdleStrategies;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.status.CountersReader;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One side of a cross-process rdma test, as a plain main so it runs anywhere a JVM does (another process, a

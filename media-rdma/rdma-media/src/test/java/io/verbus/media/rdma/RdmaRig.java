@@ -1,5 +1,9 @@
 package io.verbus.media.rdma;
 
+import io.verbus.fabric.FabricContext;
+import io.verbus.fabric.FaultInjection;
+import io.verbus.media.PublicationLog;
+
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -8,10 +12,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-
-import io.verbus.fabric.FabricContext;
-import io.verbus.fabric.FaultInjection;
-import io.verbus.media.PublicationLog;
 
 /**
  * One publication and any number of subscriptions on an {@code rdma:} channel, all driven from the test thread

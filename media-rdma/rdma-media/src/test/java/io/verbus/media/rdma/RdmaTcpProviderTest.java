@@ -1,13 +1,13 @@
 package io.verbus.media.rdma;
 
-import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
-
 import io.verbus.fabric.FaultInjection;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;

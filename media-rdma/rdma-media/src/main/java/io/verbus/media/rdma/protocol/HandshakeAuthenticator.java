@@ -1,15 +1,14 @@
 package io.verbus.media.rdma.protocol;
 
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
-
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
-
-import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 
 /**
  * Proofs of knowledge of the shared secret: HMAC-SHA256 keyed by the secret over a label naming the

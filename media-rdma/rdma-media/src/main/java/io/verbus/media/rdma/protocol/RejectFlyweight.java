@@ -1,8 +1,8 @@
 package io.verbus.media.rdma.protocol;
 
-import java.nio.charset.StandardCharsets;
-
 import org.agrona.MutableDirectBuffer;
+
+import java.nio.charset.StandardCharsets;
 
 import static java.nio.ByteOrder.LITTLE_ENDIAN;
 

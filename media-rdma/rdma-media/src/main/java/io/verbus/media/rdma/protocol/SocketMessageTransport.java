@@ -1,5 +1,9 @@
 package io.verbus.media.rdma.protocol;
 
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.UnsafeBuffer;
+
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -7,10 +11,6 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.util.concurrent.TimeUnit;
-
-import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
 
 /**
  * A {@link MessageTransport} over a blocking TCP socket with read timeouts (the control connection).

@@ -1,14 +1,14 @@
 package io.verbus.media.rdma.protocol;
 
-import java.util.ArrayDeque;
-import java.util.Random;
-
 import org.agrona.DirectBuffer;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+
+import java.util.ArrayDeque;
+import java.util.Random;
 
 import static io.verbus.media.rdma.protocol.HandshakeFixtures.SECRET;
 import static io.verbus.media.rdma.protocol.HandshakeFixtures.SHAPE;

@@ -1,9 +1,9 @@
 package io.verbus.media.rdma.protocol;
 
+import org.junit.jupiter.api.Test;
+
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-
-import org.junit.jupiter.api.Test;
 
 import static io.verbus.media.rdma.protocol.HandshakeFixtures.SECRET;
 import static io.verbus.media.rdma.protocol.HandshakeFixtures.SHAPE;

@@ -1,11 +1,11 @@
 package io.verbus.media.rdma.protocol;
 
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-
-import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
 
 /** One end of an in-memory control connection: whole messages through blocking queues. */
 final class QueueTransport implements MessageTransport
