@@ -7,6 +7,7 @@ import org.agrona.concurrent.status.AtomicCounter;
 
 import java.util.ArrayDeque;
 import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -19,6 +20,12 @@ public final class DriverConductor implements Agent
     /** Capacity of the command queue. */
     public static final int COMMAND_QUEUE_CAPACITY = 1024;
 
+    /**
+     * Unblock checks, retiring closed logs and lingering resources run at most this often: they act on timeouts of
+     * milliseconds to seconds, and walking every log's frames on each duty cycle would cost an invoking application
+     * thread (invoker mode) time on every poll.
+     */
+    static final long TIMER_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final System.Logger LOGGER = System.getLogger("io.verbus.Verbus");
 
     private final NanoClock nanoClock;
@@ -29,6 +36,7 @@ public final class DriverConductor implements Agent
     private final ManyToOneConcurrentArrayQueue<Runnable> commandQueue =
         new ManyToOneConcurrentArrayQueue<>(COMMAND_QUEUE_CAPACITY);
     private final ArrayDeque<Lingering> lingering = new ArrayDeque<>();
+    private long lastTimerCheckNs;
     private volatile NativeLog[] logs = new NativeLog[0];
 
     private record Lingering(long deadlineNs, AutoCloseable resource)
@@ -80,6 +88,11 @@ public final class DriverConductor implements Agent
         }
 
         final long nowNs = nanoClock.nanoTime();
+        if (nowNs - lastTimerCheckNs < TIMER_INTERVAL_NS)
+        {
+            return work;
+        }
+        lastTimerCheckNs = nowNs;
         for (final NativeLog log : logs)
         {
             final long unblockedPosition = log.checkForBlockedPublisher(nowNs, publicationUnblockTimeoutNs);

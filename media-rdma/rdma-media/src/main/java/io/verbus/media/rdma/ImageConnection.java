@@ -3,7 +3,6 @@ package io.verbus.media.rdma;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.QueuePair;
-import io.verbus.media.rdma.protocol.SlotLayout;
 import io.verbus.media.rdma.protocol.SocketMessageTransport;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.ReadablePosition;
@@ -19,10 +18,9 @@ import java.lang.foreign.MemorySegment;
  * keeps the accepted bound in memory the remote side cannot write. The receiver agent reads the same block only for
  * the publisher's heartbeat. Cross-thread handover as in {@link SubscriberConnection}.
  */
-final class ImageConnection
+final class ImageConnection extends RcLink
 {
     final long imageId;
-    final String name;
     final int sessionId;
     final int streamId;
     final int initialTermId;
@@ -34,24 +32,12 @@ final class ImageConnection
     final int positionBlockIndex;
     final MemoryRegion positionRegion;
     final UnsafeBuffer positionBlock;
-    final MemoryRegion sourceRegion;
-    final UnsafeBuffer sourceBlocks;
-    final int sourceBlockCount;
-    final QueuePair qp;
-    final CompletionQueue cq;
     final long statusAddress;
     final int statusRkey;
-    final boolean statusInline;
-    final int sendQueueDepth;
     final UnsafeBuffer[] termBuffers = new UnsafeBuffer[3];
     final PositionBlockBound bound;
     final String sourceIdentity;
-    final RdmaCounters.Connection counters;
-    final SocketMessageTransport transport;
 
-    volatile boolean closeRequested;
-    volatile String closeReason;
-    volatile boolean retired;
 
     // owner-only
     ReadablePosition subscriberPosition;
@@ -59,16 +45,10 @@ final class ImageConnection
     long lastPublisherTimestamp;
     /** The publisher's latest position as the agent last read it (for the lag counter; the image keeps its own). */
     long lastPublishedPosition;
-    long lastHeardNs;
     long lastConsumedSent = -1;
     long lastStatusWriteNs;
-    long wrsPosted;
-    long wrsCompleted;
-    long lastSignaledSeq;
-    long bytesPosted;
-    long inlineWrs;
-    long signaledWrs;
-    long completionErrors;
+    /** Bytes consumed that make a status WRITE due at once: a quarter of the window. */
+    long statusThreshold;
 
     ImageConnection(
         final long imageId,
@@ -92,8 +72,8 @@ final class ImageConnection
         final RdmaCounters.Connection counters,
         final SocketMessageTransport transport)
     {
+        super(name, qp, cq, sourceRegion, counters, transport);
         this.imageId = imageId;
-        this.name = name;
         this.sessionId = sessionId;
         this.streamId = streamId;
         this.initialTermId = initialTermId;
@@ -105,15 +85,8 @@ final class ImageConnection
         this.positionBlockIndex = positionBlockIndex;
         this.positionRegion = positionRegion;
         this.positionBlock = new UnsafeBuffer(positionRegion.address(), (int)positionRegion.length());
-        this.sourceRegion = sourceRegion;
-        this.sourceBlocks = new UnsafeBuffer(sourceRegion.address(), (int)sourceRegion.length());
-        this.sourceBlockCount = (int)(sourceRegion.length() / SlotLayout.BLOCK_LENGTH);
-        this.qp = qp;
-        this.cq = cq;
         this.statusAddress = statusAddress;
         this.statusRkey = statusRkey;
-        this.statusInline = qp.maxInlineData() >= SlotLayout.WRITE_LENGTH;
-        this.sendQueueDepth = qp.maxSendWorkRequests();
         final long base = ring.address();
         for (int i = 0; i < 3; i++)
         {
@@ -121,16 +94,5 @@ final class ImageConnection
         }
         bound = new PositionBlockBound(positionBlock, termLength, joinPosition);
         this.sourceIdentity = sourceIdentity;
-        this.counters = counters;
-        this.transport = transport;
-    }
-
-    void requestClose(final String reason)
-    {
-        if (null == closeReason)
-        {
-            closeReason = reason;
-        }
-        closeRequested = true;
     }
 }

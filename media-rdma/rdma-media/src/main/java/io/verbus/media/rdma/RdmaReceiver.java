@@ -2,10 +2,7 @@ package io.verbus.media.rdma;
 
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.PostResult;
-import io.verbus.fabric.QueuePairState;
-import io.verbus.fabric.SendFlags;
 import io.verbus.fabric.WorkCompletion;
-import io.verbus.fabric.WorkCompletionStatus;
 import io.verbus.fabric.WorkRequestBatch;
 import io.verbus.media.ImageDescriptor;
 import io.verbus.media.ImageSink;
@@ -36,6 +33,12 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class RdmaReceiver implements MediaReceiver
 {
     private static final long HOUSEKEEPING_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    /**
+     * Credits go back when the image has consumed a quarter of the window since the last status WRITE, or at most
+     * this long after it consumed anything: a status WRITE per message would cost the polling thread a post per
+     * message, and a publisher that waits for credit with less than a quarter window outstanding waits this long.
+     */
+    static final long STATUS_MIN_INTERVAL_NS = TimeUnit.MICROSECONDS.toNanos(20);
     private static final ImageConnection[] EMPTY = new ImageConnection[0];
 
     private final RdmaChannelParams params;
@@ -124,7 +127,7 @@ public final class RdmaReceiver implements MediaReceiver
         {
             if (!connection.closeRequested)
             {
-                work += pollCompletions(connection);
+                work += connection.reapDueCompletions(completions);
                 work += sendStatus(connection, nowNs);
             }
         }
@@ -144,6 +147,7 @@ public final class RdmaReceiver implements MediaReceiver
         {
             work++;
             connection.lastHeardNs = clock.nanoTime();
+            connection.statusThreshold = Math.max(1, params.windowLength(connection.termLength) / 4);
             connections = ArrayUtil.add(connections, connection);
             try
             {
@@ -160,25 +164,6 @@ public final class RdmaReceiver implements MediaReceiver
             }
         }
         return work;
-    }
-
-    private int pollCompletions(final ImageConnection connection)
-    {
-        final int count = connection.cq.poll(completions, completions.length);
-        for (int i = 0; i < count; i++)
-        {
-            final WorkCompletion completion = completions[i];
-            if (WorkCompletionStatus.SUCCESS == completion.status())
-            {
-                connection.wrsCompleted = Math.max(connection.wrsCompleted, completion.wrId());
-            }
-            else
-            {
-                connection.completionErrors++;
-                connection.requestClose("completion error " + completion.status());
-            }
-        }
-        return count;
     }
 
     /** The publisher's heartbeat: a consistent position block with a new timestamp. */
@@ -202,27 +187,26 @@ public final class RdmaReceiver implements MediaReceiver
             return 0;
         }
         final long consumed = connection.subscriberPosition.getVolatile();
-        if (consumed == connection.lastConsumedSent &&
-            nowNs - connection.lastStatusWriteNs < params.heartbeatIntervalNs())
+        final long sinceLastWriteNs = nowNs - connection.lastStatusWriteNs;
+        if (sinceLastWriteNs < params.heartbeatIntervalNs() &&
+            (consumed == connection.lastConsumedSent ||
+            (consumed - connection.lastConsumedSent < connection.statusThreshold &&
+            sinceLastWriteNs < STATUS_MIN_INTERVAL_NS)))
         {
             return 0;
         }
-        if (connection.wrsPosted - connection.wrsCompleted + 1 > connection.sendQueueDepth)
+        if (!connection.hasRoomFor(1))
         {
-            return 0;
+            connection.reapCompletions(completions);
+            if (!connection.hasRoomFor(1))
+            {
+                return 0;
+            }
         }
         final long seq = connection.wrsPosted + 1;
-        final boolean signal = seq - connection.lastSignaledSeq >= params.signalEvery();
-        int flags = signal ? SendFlags.SIGNALED : 0;
-        if (connection.statusInline)
-        {
-            flags |= SendFlags.INLINE;
-        }
-        final int offset = (int)(seq % connection.sourceBlockCount) * SlotLayout.BLOCK_LENGTH;
-        SlotLayout.encode(connection.sourceBlocks, offset, consumed, nowNs);
         batch.clear();
-        batch.add().write(seq, connection.sourceRegion.address() + offset, SlotLayout.WRITE_LENGTH,
-            connection.sourceRegion.lkey(), connection.statusAddress, connection.statusRkey, flags);
+        final int flags = connection.addSlotWrite(batch, seq, consumed, nowNs, connection.statusAddress,
+            connection.statusRkey, params.signalEvery());
         final int result = connection.qp.postSend(batch);
         if (PostResult.OK != result)
         {
@@ -232,17 +216,7 @@ public final class RdmaReceiver implements MediaReceiver
             }
             return 0;
         }
-        connection.wrsPosted = seq;
-        if (signal)
-        {
-            connection.lastSignaledSeq = seq;
-            connection.signaledWrs++;
-        }
-        if (connection.statusInline)
-        {
-            connection.inlineWrs++;
-        }
-        connection.bytesPosted += SlotLayout.WRITE_LENGTH;
+        connection.onPosted(seq, flags, SlotLayout.WRITE_LENGTH, 0);
         connection.lastConsumedSent = consumed;
         connection.lastStatusWriteNs = nowNs;
         return 1;
@@ -261,31 +235,10 @@ public final class RdmaReceiver implements MediaReceiver
             {
                 connection.requestClose("the image closed itself: " + corruptReason);
             }
-            if (!connection.closeRequested && nowNs - connection.lastHeardNs > params.timeoutNs())
-            {
-                connection.requestClose("no heartbeat from the publisher for " +
-                    TimeUnit.NANOSECONDS.toMillis(nowNs - connection.lastHeardNs) + " ms");
-            }
-            if (!connection.closeRequested)
-            {
-                final QueuePairState state = connection.qp.state();
-                RdmaCounters.set(connection.counters.qpState, state.code());
-                if (QueuePairState.ERR == state)
-                {
-                    connection.requestClose("QP entered the error state");
-                }
-            }
-            RdmaCounters.set(connection.counters.bytesPosted, connection.bytesPosted);
-            RdmaCounters.set(connection.counters.wrsPosted, connection.wrsPosted);
-            RdmaCounters.set(connection.counters.inlineWrs, connection.inlineWrs);
-            RdmaCounters.set(connection.counters.signaledWrs, connection.signaledWrs);
-            RdmaCounters.set(connection.counters.completionErrors, connection.completionErrors);
-            if (connection.announced)
-            {
-                RdmaCounters.set(connection.counters.lag,
-                    Math.max(connection.bound.bound(), connection.lastPublishedPosition) -
-                    connection.subscriberPosition.getVolatile());
-            }
+            connection.checkHealth(completions, nowNs, params.timeoutNs(), "heartbeat from the publisher");
+            connection.publishCounters(connection.announced ?
+                Math.max(connection.bound.bound(), connection.lastPublishedPosition) -
+                connection.subscriberPosition.getVolatile() : 0);
             if (connection.closeRequested)
             {
                 retire(connection);

@@ -5,10 +5,8 @@ import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.PostResult;
-import io.verbus.fabric.QueuePairState;
 import io.verbus.fabric.SendFlags;
 import io.verbus.fabric.WorkCompletion;
-import io.verbus.fabric.WorkCompletionStatus;
 import io.verbus.fabric.WorkRequestBatch;
 import io.verbus.media.MediaContext;
 import io.verbus.media.MediaSender;
@@ -230,7 +228,7 @@ public final class RdmaSender implements MediaSender
         int work = 0;
         for (final SubscriberConnection connection : connections)
         {
-            work += pollCompletions(connection);
+            work += connection.reapDueCompletions(completions);
             work += readStatus(connection, nowNs);
         }
         return work + updateLimit();
@@ -249,7 +247,7 @@ public final class RdmaSender implements MediaSender
         final SubscriberConnection[] connections = this.connections;
         for (final SubscriberConnection connection : connections)
         {
-            work += pollCompletions(connection);
+            work += connection.reapDueCompletions(completions);
             work += readStatus(connection, nowNs);
         }
         work += scan();
@@ -295,26 +293,6 @@ public final class RdmaSender implements MediaSender
             work++;
         }
         return work;
-    }
-
-    private int pollCompletions(final SubscriberConnection connection)
-    {
-        final int count = connection.cq.poll(completions, completions.length);
-        for (int i = 0; i < count; i++)
-        {
-            final WorkCompletion completion = completions[i];
-            if (WorkCompletionStatus.SUCCESS == completion.status())
-            {
-                connection.wrsCompleted = Math.max(connection.wrsCompleted, completion.wrId());
-            }
-            else
-            {
-                connection.completionErrors++;
-                // A QP error ends the connection at once: nothing more is posted to it.
-                connection.requestClose("completion error " + completion.status() + " on WR " + completion.wrId());
-            }
-        }
-        return count;
     }
 
     private int readStatus(final SubscriberConnection connection, final long nowNs)
@@ -407,28 +385,19 @@ public final class RdmaSender implements MediaSender
         }
 
         final int wrCount = batch.size() + 1;
-        if (connection.wrsPosted - connection.wrsCompleted + wrCount > connection.sendQueueDepth)
+        if (!connection.hasRoomFor(wrCount))
         {
             // Reap now rather than leave the chain to the next duty cycle: the writer's send path reaps only here.
-            pollCompletions(connection);
-            if (connection.closeRequested ||
-                connection.wrsPosted - connection.wrsCompleted + wrCount > connection.sendQueueDepth)
+            connection.reapCompletions(completions);
+            if (connection.closeRequested || !connection.hasRoomFor(wrCount))
             {
                 return 0; // the send queue is full until the next signaled completion is reaped
             }
         }
 
         final long positionWrSeq = connection.wrsPosted + wrCount;
-        final boolean signal = positionWrSeq - connection.lastSignaledSeq >= params.signalEvery();
-        int positionFlags = signal ? SendFlags.SIGNALED : 0;
-        if (connection.positionInline)
-        {
-            positionFlags |= SendFlags.INLINE;
-            inline++;
-        }
-        batch.add().write(positionWrSeq, sourceAddress(connection, positionWrSeq, position, nowNs),
-            SlotLayout.WRITE_LENGTH, connection.sourceRegion.lkey(), connection.counterAddress,
-            connection.counterRkey, positionFlags);
+        final int positionFlags = connection.addSlotWrite(batch, positionWrSeq, position, nowNs,
+            connection.counterAddress, connection.counterRkey, params.signalEvery());
         for (int i = 0; i < batch.size() - 1; i++)
         {
             batch.get(i).wrId(connection.wrsPosted + i + 1);
@@ -445,29 +414,10 @@ public final class RdmaSender implements MediaSender
                 ")");
             return 1;
         }
-        connection.wrsPosted = positionWrSeq;
-        if (signal)
-        {
-            connection.lastSignaledSeq = positionWrSeq;
-            connection.signaledWrs++;
-        }
+        connection.onPosted(positionWrSeq, positionFlags, bytes, inline);
         connection.sentPosition = position;
         connection.lastPositionWriteNs = nowNs;
-        connection.bytesPosted += bytes;
-        connection.inlineWrs += inline;
         return 1;
-    }
-
-    /**
-     * Where the position WRITE reads its 24 bytes: one source block per send-queue slot, so a block is reused
-     * only after the WR that read it has been reaped (the device reads a non-inline source at execution time).
-     */
-    private long sourceAddress(final SubscriberConnection connection, final long seq, final long position,
-        final long nowNs)
-    {
-        final int offset = (int)(seq % connection.sourceBlockCount) * SlotLayout.BLOCK_LENGTH;
-        SlotLayout.encode(connection.sourceBlocks, offset, position, nowNs);
-        return connection.sourceRegion.address() + offset;
     }
 
     private int updateLimit()
@@ -547,26 +497,8 @@ public final class RdmaSender implements MediaSender
         final SubscriberConnection[] connections = this.connections;
         for (final SubscriberConnection connection : connections)
         {
-            if (!connection.closeRequested && nowNs - connection.lastHeardNs > params.timeoutNs())
-            {
-                connection.requestClose("no status from the subscriber for " +
-                    TimeUnit.NANOSECONDS.toMillis(nowNs - connection.lastHeardNs) + " ms");
-            }
-            if (!connection.closeRequested)
-            {
-                final QueuePairState state = connection.qp.state();
-                RdmaCounters.set(connection.counters.qpState, state.code());
-                if (QueuePairState.ERR == state)
-                {
-                    connection.requestClose("QP entered the error state");
-                }
-            }
-            RdmaCounters.set(connection.counters.bytesPosted, connection.bytesPosted);
-            RdmaCounters.set(connection.counters.wrsPosted, connection.wrsPosted);
-            RdmaCounters.set(connection.counters.inlineWrs, connection.inlineWrs);
-            RdmaCounters.set(connection.counters.signaledWrs, connection.signaledWrs);
-            RdmaCounters.set(connection.counters.completionErrors, connection.completionErrors);
-            RdmaCounters.set(connection.counters.lag, scanPosition - connection.consumedPosition);
+            connection.checkHealth(completions, nowNs, params.timeoutNs(), "status from the subscriber");
+            connection.publishCounters(scanPosition - connection.consumedPosition);
             if (connection.closeRequested)
             {
                 retire(connection);

@@ -3,7 +3,6 @@ package io.verbus.media.rdma;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.QueuePair;
-import io.verbus.media.rdma.protocol.SlotLayout;
 import io.verbus.media.rdma.protocol.SocketMessageTransport;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -16,18 +15,12 @@ import org.agrona.concurrent.UnsafeBuffer;
  * the control thread asks for a close, the owner says when it has let go ({@link #retired}) so the control
  * thread may destroy the QP and deregister the regions.
  */
-final class SubscriberConnection
+final class SubscriberConnection extends RcLink
 {
     final long id;
-    final String name;
-    final QueuePair qp;
-    final CompletionQueue cq;
     final MemoryRegion statusRegion;
     final int statusSlotIndex;
     final UnsafeBuffer statusBlock;
-    final MemoryRegion sourceRegion;
-    final UnsafeBuffer sourceBlocks;
-    final int sourceBlockCount;
     final long ringAddress;
     final int ringRkey;
     final long counterAddress;
@@ -35,30 +28,15 @@ final class SubscriberConnection
     final boolean hasGroupTag;
     final long groupTag;
     final int inlineLimit;
-    final boolean positionInline;
-    final int sendQueueDepth;
-    final RdmaCounters.Connection counters;
-    final SocketMessageTransport transport;
 
     volatile long joinPosition = -1;
     volatile boolean ready;
-    volatile boolean closeRequested;
-    volatile String closeReason;
-    volatile boolean retired;
 
     // owner-only progress
     long sentPosition;
     long consumedPosition;
     long lastStatusTimestamp;
-    long lastHeardNs;
     long lastPositionWriteNs;
-    long wrsPosted;
-    long wrsCompleted;
-    long lastSignaledSeq;
-    long bytesPosted;
-    long inlineWrs;
-    long signaledWrs;
-    long completionErrors;
 
     SubscriberConnection(
         final long id,
@@ -78,16 +56,11 @@ final class SubscriberConnection
         final RdmaCounters.Connection counters,
         final SocketMessageTransport transport)
     {
+        super(name, qp, cq, sourceRegion, counters, transport);
         this.id = id;
-        this.name = name;
-        this.qp = qp;
-        this.cq = cq;
         this.statusRegion = statusRegion;
         this.statusSlotIndex = statusSlotIndex;
         this.statusBlock = new UnsafeBuffer(statusRegion.address(), (int)statusRegion.length());
-        this.sourceRegion = sourceRegion;
-        this.sourceBlocks = new UnsafeBuffer(sourceRegion.address(), (int)sourceRegion.length());
-        this.sourceBlockCount = (int)(sourceRegion.length() / SlotLayout.BLOCK_LENGTH);
         this.ringAddress = ringAddress;
         this.ringRkey = ringRkey;
         this.counterAddress = counterAddress;
@@ -95,20 +68,5 @@ final class SubscriberConnection
         this.hasGroupTag = hasGroupTag;
         this.groupTag = groupTag;
         this.inlineLimit = inlineLimit;
-        this.positionInline = qp.maxInlineData() >= SlotLayout.WRITE_LENGTH;
-        // At most one WR in flight per position source block: a block is rewritten only once its WR was reaped
-        // (a device may grant a deeper queue than the blocks registered for the requested depth).
-        this.sendQueueDepth = Math.min(qp.maxSendWorkRequests(), sourceBlockCount);
-        this.counters = counters;
-        this.transport = transport;
-    }
-
-    void requestClose(final String reason)
-    {
-        if (null == closeReason)
-        {
-            closeReason = reason;
-        }
-        closeRequested = true;
     }
 }
