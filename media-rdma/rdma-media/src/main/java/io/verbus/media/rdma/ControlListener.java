@@ -110,6 +110,9 @@ final class ControlListener implements AutoCloseable
         connectionThreads = Thread.ofPlatform().daemon().name("verbus-rdma-connection-" + port() + "-", 0).factory();
         acceptThread = Thread.ofPlatform().daemon().name("verbus-rdma-endpoint-" + serverSocket.getLocalPort())
             .unstarted(this::acceptLoop);
+        // Resolve ControlThreads now: the accept loop calls it when accept fails for want of file descriptors, when
+        // its class could no longer be loaded (that opens a file) and a failed resolution would stay failed for good.
+        ControlThreads.sleep(0);
         acceptThread.start();
     }
 
