@@ -64,6 +64,7 @@ final class ControlListener implements AutoCloseable
     private static final long ACCEPT_POLL_MS = 100;
     private static final long ACCEPT_BACKOFF_MIN_MS = 10;
     private static final long ACCEPT_BACKOFF_MAX_MS = 1000;
+    private static final long ACCEPT_THREAD_JOIN_MS = 5_000;
 
     private static final Map<String, ControlListener> LISTENERS = new HashMap<>();
 
@@ -109,6 +110,9 @@ final class ControlListener implements AutoCloseable
         connectionThreads = Thread.ofPlatform().daemon().name("verbus-rdma-connection-" + port() + "-", 0).factory();
         acceptThread = Thread.ofPlatform().daemon().name("verbus-rdma-endpoint-" + serverSocket.getLocalPort())
             .unstarted(this::acceptLoop);
+        // Resolve ControlThreads now: the accept loop calls it when accept fails for want of file descriptors, when
+        // its class could no longer be loaded (that opens a file) and a failed resolution would stay failed for good.
+        ControlThreads.sleep(0);
         acceptThread.start();
     }
 
@@ -162,18 +166,6 @@ final class ControlListener implements AutoCloseable
         return rejected.get();
     }
 
-    /** @return connections in their handshake now. */
-    int pendingHandshakes()
-    {
-        return pending.size();
-    }
-
-    /** @return how long a whole handshake may take before the endpoint closes the connection. */
-    long handshakeDeadlineMs()
-    {
-        return handshakeDeadlineMs;
-    }
-
     /**
      * Logs a rejection, rate-limited per kind so that a flood of one kind cannot hide another or fill the disk; the
      * caller has counted it.
@@ -208,7 +200,7 @@ final class ControlListener implements AutoCloseable
                     backoffMs = Math.min(ACCEPT_BACKOFF_MAX_MS, Math.max(ACCEPT_BACKOFF_MIN_MS, backoffMs * 2));
                     acceptErrorLog.log(System.Logger.Level.WARNING, "rdma endpoint " + key + ": accept failed: " + ex +
                         "; backing off up to " + ACCEPT_BACKOFF_MAX_MS + " ms");
-                    sleep(backoffMs);
+                    ControlThreads.sleep(backoffMs);
                 }
                 continue;
             }
@@ -223,7 +215,7 @@ final class ControlListener implements AutoCloseable
             // Full of handshakes in progress (most likely slow or silent clients): refuse this one at once rather
             // than queue it behind them; a real subscriber retries with back-off and gets a slot as they expire.
             final String peer = String.valueOf(socket.getRemoteSocketAddress());
-            closeQuietly(socket);
+            ControlThreads.closeQuietly(socket);
             onRejected("TOO_MANY_PENDING", "rdma endpoint " + key + ": refused connection from " + peer + ": " +
                 maxPendingHandshakes + " handshakes already in progress (" + MAX_PENDING_HANDSHAKES_PROP_NAME +
                 "); nothing registered for it");
@@ -332,40 +324,9 @@ final class ControlListener implements AutoCloseable
     public void close()
     {
         running = false;
-        closeQuietly(serverSocket);
-        try
-        {
-            acceptThread.join(5_000);
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-        }
+        ControlThreads.closeQuietly(serverSocket);
+        ControlThreads.join(acceptThread, ACCEPT_THREAD_JOIN_MS);
         rejectionLog.flush(System.Logger.Level.WARNING, "rdma endpoint " + key + " rejections");
         acceptErrorLog.flush(System.Logger.Level.WARNING, "rdma endpoint " + key + " accept failures");
-    }
-
-    private static void closeQuietly(final java.io.Closeable closeable)
-    {
-        try
-        {
-            closeable.close();
-        }
-        catch (final IOException ignore)
-        {
-            // closing anyway
-        }
-    }
-
-    private static void sleep(final long ms)
-    {
-        try
-        {
-            Thread.sleep(ms);
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-        }
     }
 }

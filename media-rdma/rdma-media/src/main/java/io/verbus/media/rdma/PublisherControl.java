@@ -4,7 +4,6 @@ import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.QueuePair;
-import io.verbus.fabric.QueuePairConfig;
 import io.verbus.media.MediaContext;
 import io.verbus.media.PublicationLog;
 import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
@@ -21,7 +20,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -46,11 +44,9 @@ final class PublisherControl implements AutoCloseable
     private final String name;
     private final long stepTimeoutMs;
     private final AtomicCounter portCounter;
-    private final AtomicCounter rejectedCounter;
-    private final AtomicLong rejected = new AtomicLong();
+    private final RejectedHandshakes rejections;
+    private final ConnectionResources resources = new ConnectionResources();
     private final AtomicLong connectionIds = new AtomicLong();
-    private final AtomicInteger liveRegions = new AtomicInteger();
-    private final AtomicInteger liveQueuePairs = new AtomicInteger();
     private final Set<Thread> handlers = ConcurrentHashMap.newKeySet();
     private final Set<SocketMessageTransport> transports = ConcurrentHashMap.newKeySet();
     private volatile boolean running = true;
@@ -97,9 +93,10 @@ final class PublisherControl implements AutoCloseable
         portCounter = RdmaCounters.allocate(countersManager, RdmaCounters.CONTROL_PORT_TYPE_ID,
             "rdma control port: " + name + " " + params.endpointHost());
         RdmaCounters.set(portCounter, listener.port());
-        rejectedCounter = RdmaCounters.allocate(countersManager, RdmaCounters.HANDSHAKES_REJECTED_TYPE_ID,
-            "rdma handshakes rejected: " + name);
-        updateRejectedCounter(); // the endpoint may be shared and may have rejected connections already
+        // The counter shows what rejectedHandshakes() returns: this publication's rejections and its endpoint's, each
+        // of which has its log line (or is counted in a rate-limited line's "and N more"). The endpoint may be shared
+        // and may have rejected connections already.
+        rejections = new RejectedHandshakes(countersManager, name, listener::rejectedHandshakes);
     }
 
     int port()
@@ -107,33 +104,19 @@ final class PublisherControl implements AutoCloseable
         return listener.port();
     }
 
-    int registeredRegionCount()
-    {
-        return liveRegions.get();
-    }
-
-    int queuePairCount()
-    {
-        return liveQueuePairs.get();
-    }
-
     /** @return handshakes this publication refused plus connections its endpoint refused before dispatch. */
     long rejectedHandshakes()
     {
-        return rejected.get() + listener.rejectedHandshakes();
+        return rejections.count();
     }
 
-    /**
-     * The counter shows what {@link #rejectedHandshakes()} returns: this publication's rejections and its endpoint's,
-     * each of which has its log line (or is counted in a rate-limited line's "and N more"). Monotonic even when
-     * handshake threads race to update it.
-     */
+    /** The endpoint's count moved: show it (the endpoint may reject before this publication is fully built). */
     private void updateRejectedCounter()
     {
-        final AtomicCounter counter = rejectedCounter;
-        if (null != counter)
+        final RejectedHandshakes counted = rejections;
+        if (null != counted)
         {
-            counter.proposeMaxRelease(rejectedHandshakes());
+            counted.update();
         }
     }
 
@@ -183,25 +166,20 @@ final class PublisherControl implements AutoCloseable
                     awaitRetiredThenFree(c);
                 }
             });
-            connection = (SubscriberConnection)admission.attachment();
-            connection.ready = true;
+            final SubscriberConnection admitted = (SubscriberConnection)admission.attachment();
+            connection = admitted;
+            admitted.ready = true;
             pending.finish(); // admitted: the endpoint's handshake slot and deadline no longer apply
-            lastAdmitted = connection;
-            LOGGER.log(System.Logger.Level.INFO, "rdma publication " + name + ": subscriber " + connection.name +
-                " connected at position " + connection.joinPosition + " over " + endpoint.providerName());
-            while (running && !connection.retired && !connection.closeRequested)
-            {
-                if (transport.awaitEnd(50))
-                {
-                    connection.requestClose("control connection closed by the subscriber");
-                }
-            }
-            awaitRetiredThenFree(connection);
+            lastAdmitted = admitted;
+            LOGGER.log(System.Logger.Level.INFO, "rdma publication " + name + ": subscriber " + admitted.name +
+                " connected at position " + admitted.joinPosition + " over " + endpoint.providerName());
+            transport.watch(() -> running && !admitted.retired && !admitted.closeRequested,
+                () -> admitted.requestClose("control connection closed by the subscriber"));
+            awaitRetiredThenFree(admitted);
         }
         catch (final HandshakeException ex)
         {
-            rejected.incrementAndGet();
-            updateRejectedCounter();
+            rejections.increment();
             listener.logRejection(ex.reason().name(), "rdma publication " + name + ": rejected handshake from " +
                 transport.peer() + ": " + listener.describe(ex, pending) + "; nothing registered for it");
         }
@@ -217,8 +195,7 @@ final class PublisherControl implements AutoCloseable
             else
             {
                 // Failed before admission: a rejection like any other, counted and logged as one.
-                rejected.incrementAndGet();
-                updateRejectedCounter();
+                rejections.increment();
                 listener.logRejection("FAILED", "rdma publication " + name + ": rejected handshake from " +
                     transport.peer() + ": " + ex + "; nothing registered for it");
             }
@@ -251,23 +228,13 @@ final class PublisherControl implements AutoCloseable
         try
         {
             // REMOTE_WRITE only (verbs requires LOCAL_WRITE with it); just this subscriber's slot.
-            statusRegion = endpoint.pd().registerMemory(statusSlots.block(slot),
+            statusRegion = resources.register(endpoint, statusSlots.block(slot),
                 AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-            liveRegions.incrementAndGet();
-            sourceRegion = endpoint.pd().registerMemory(sourceBlocks.block(slot), 0);
-            liveRegions.incrementAndGet();
-            final var attributes = endpoint.device().attributes();
-            cq = endpoint.device().createCompletionQueue(
-                Math.min(attributes.maxCompletionQueueEntries(), params.queueDepth() + 16));
-            final int inlineRequest = Math.min(Math.max(params.inlineLength(), SlotLayout.WRITE_LENGTH),
-                attributes.maxInlineData());
-            qp = endpoint.pd().createQueuePair(new QueuePairConfig()
-                .completionQueue(cq)
-                .maxSendWorkRequests(Math.min(params.queueDepth(), attributes.maxQueuePairWorkRequests()))
-                .maxReceiveWorkRequests(1)
-                .maxInlineData(inlineRequest)
-                .retryTimeoutNs(params.timeoutNs()));
-            liveQueuePairs.incrementAndGet();
+            sourceRegion = resources.register(endpoint, sourceBlocks.block(slot), 0);
+            cq = ConnectionResources.createCompletionQueue(endpoint, params);
+            // Data WRITEs up to the channel's inline length, and at least the position block's, go INLINE.
+            final int inlineLength = Math.max(params.inlineLength(), SlotLayout.WRITE_LENGTH);
+            qp = resources.createQueuePair(endpoint, cq, params, inlineLength);
             qp.connect(FabricEndpoint.toConnectionInfo(offer.qp()));
 
             final long id = connectionIds.incrementAndGet();
@@ -295,7 +262,7 @@ final class PublisherControl implements AutoCloseable
                     throw new HandshakeException(HandshakeException.Reason.RESOURCES,
                         "the publication's sender did not take the subscriber within " + stepTimeoutMs + " ms");
                 }
-                sleep(JOIN_WAIT_SLEEP_MS);
+                ControlThreads.sleep(JOIN_WAIT_SLEEP_MS);
             }
             return new PublisherHandshake.Admission(statusRegion.address(), statusRegion.rkey(),
                 connection.joinPosition, FabricEndpoint.toQpInfo(qp.localConnectionInfo(), qp.maxInlineData()),
@@ -333,12 +300,7 @@ final class PublisherControl implements AutoCloseable
 
     private void awaitRetiredThenFree(final SubscriberConnection connection)
     {
-        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!connection.retired && System.nanoTime() < deadlineNs)
-        {
-            sleep(1);
-        }
-        if (!connection.retired)
+        if (!ControlThreads.await(() -> connection.retired, ControlThreads.RETIRE_WAIT_MS))
         {
             // the owner stopped running (sender gone without close); nothing can use it any more
             connection.retired = true;
@@ -357,30 +319,22 @@ final class PublisherControl implements AutoCloseable
         final QueuePair qp,
         final RdmaCounters.Connection counters)
     {
-        if (null != qp)
-        {
-            qp.close();
-            liveQueuePairs.decrementAndGet();
-        }
-        if (null != cq)
-        {
-            cq.close();
-        }
-        if (null != statusRegion)
-        {
-            statusRegion.deregister();
-            liveRegions.decrementAndGet();
-        }
-        if (null != sourceRegion)
-        {
-            sourceRegion.deregister();
-            liveRegions.decrementAndGet();
-        }
+        resources.free(qp, cq, statusRegion, sourceRegion);
         statusSlots.release(slot);
         if (null != counters)
         {
             counters.close();
         }
+    }
+
+    int registeredRegionCount()
+    {
+        return resources.registeredRegionCount();
+    }
+
+    int queuePairCount()
+    {
+        return resources.queuePairCount();
     }
 
     /** Called by the owner once it no longer touches the connection; wakes the handler blocked on the socket. */
@@ -406,30 +360,11 @@ final class PublisherControl implements AutoCloseable
         {
             transport.close();
         }
-        try
+        for (final Thread handler : handlers.toArray(new Thread[0]))
         {
-            for (final Thread handler : handlers.toArray(new Thread[0]))
-            {
-                handler.join(TimeUnit.SECONDS.toMillis(15));
-            }
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
+            ControlThreads.join(handler, ControlThreads.CLOSE_JOIN_MS);
         }
         RdmaCounters.free(countersManager, portCounter);
-        RdmaCounters.free(countersManager, rejectedCounter);
-    }
-
-    private static void sleep(final long ms)
-    {
-        try
-        {
-            Thread.sleep(ms);
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-        }
+        rejections.close();
     }
 }

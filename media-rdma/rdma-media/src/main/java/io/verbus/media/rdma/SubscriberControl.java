@@ -5,7 +5,6 @@ import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.QueuePair;
-import io.verbus.fabric.QueuePairConfig;
 import io.verbus.media.MediaContext;
 import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
 import io.verbus.media.rdma.protocol.HandshakeException;
@@ -14,7 +13,6 @@ import io.verbus.media.rdma.protocol.SlotLayout;
 import io.verbus.media.rdma.protocol.SocketMessageTransport;
 import io.verbus.media.rdma.protocol.SubscriberHandshake;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
-import org.agrona.concurrent.status.AtomicCounter;
 import org.agrona.concurrent.status.CountersManager;
 
 import java.io.IOException;
@@ -23,7 +21,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -50,11 +47,9 @@ final class SubscriberControl implements AutoCloseable
     private final long lingerNs;
     private final SubscriberLimits limits;
     private final Thread thread;
-    private final AtomicCounter rejectedCounter;
-    private final AtomicLong rejected = new AtomicLong();
+    private final RejectedHandshakes rejections;
+    private final ConnectionResources resources = new ConnectionResources();
     private final AtomicLong connectionsMade = new AtomicLong();
-    private final AtomicInteger liveRegions = new AtomicInteger();
-    private final AtomicInteger liveQueuePairs = new AtomicInteger();
     private final ArrayDeque<Lingering> lingering = new ArrayDeque<>();
     private final AtomicLong imageIds;
     private final ConnectFailureLog connectFailures;
@@ -92,30 +87,25 @@ final class SubscriberControl implements AutoCloseable
         this.connectFailures = new ConnectFailureLog(LOGGER, name,
             params.endpointHost() + ":" + params.endpointPort(), System::nanoTime);
         this.limits = SubscriberLimits.fromSystemProperties();
-        rejectedCounter = RdmaCounters.allocate(countersManager, RdmaCounters.HANDSHAKES_REJECTED_TYPE_ID,
-            "rdma handshakes rejected: " + name);
+        rejections = new RejectedHandshakes(countersManager, name, () -> 0);
         thread = Thread.ofPlatform().daemon().name("verbus-rdma-sub-" + streamId).unstarted(this::run);
         thread.start();
     }
 
+    /** @return handshakes that failed, on either side: each one is followed by a retry. */
+    long rejectedHandshakes()
+    {
+        return rejections.count();
+    }
+
     int registeredRegionCount()
     {
-        return liveRegions.get();
+        return resources.registeredRegionCount();
     }
 
     int queuePairCount()
     {
-        return liveQueuePairs.get();
-    }
-
-    long rejectedHandshakes()
-    {
-        return rejected.get();
-    }
-
-    long connectionsMade()
-    {
-        return connectionsMade.get();
+        return resources.queuePairCount();
     }
 
     private void run()
@@ -132,20 +122,15 @@ final class SubscriberControl implements AutoCloseable
                     (int)Math.min(stepTimeoutMs, 1000));
                 final SocketMessageTransport transport = new SocketMessageTransport(socket);
                 connectFailures.onConnected();
-                connection = connect(transport);
+                final ImageConnection connected = connect(transport);
+                connection = connected;
                 backoffMs = MIN_BACKOFF_MS;
-                while (running && !connection.retired && !connection.closeRequested)
-                {
-                    if (transport.awaitEnd(50))
-                    {
-                        connection.requestClose("control connection closed by the publisher");
-                    }
-                }
+                transport.watch(() -> running && !connected.retired && !connected.closeRequested,
+                    () -> connected.requestClose("control connection closed by the publisher"));
             }
             catch (final HandshakeException ex)
             {
-                rejected.incrementAndGet();
-                RdmaCounters.set(rejectedCounter, rejected.get());
+                rejections.increment();
                 rejectionLog.log(System.Logger.Level.WARNING, "rdma subscription " + name + ": handshake failed: " +
                     ex.getMessage() + "; nothing registered for it; retrying");
             }
@@ -179,7 +164,7 @@ final class SubscriberControl implements AutoCloseable
             }
             if (running)
             {
-                sleep(backoffMs);
+                ControlThreads.sleep(backoffMs);
                 backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
             }
         }
@@ -246,6 +231,11 @@ final class SubscriberControl implements AutoCloseable
         return connection;
     }
 
+    long connectionsMade()
+    {
+        return connectionsMade.get();
+    }
+
     private record Prepared(FabricEndpoint endpoint, MemorySegment ring, MemoryRegion ringRegion, int positionIndex,
         MemoryRegion positionRegion, MemoryRegion sourceRegion, CompletionQueue cq, QueuePair qp)
     {
@@ -281,24 +271,14 @@ final class SubscriberControl implements AutoCloseable
             final long ringLength = 3L * publication.termLength();
             ring = endpoint.acquireRing(ringLength);
             // REMOTE_WRITE only (plus the LOCAL_WRITE verbs demands with it): the publisher cannot read it.
-            ringRegion = endpoint.pd().registerMemory(ring, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-            liveRegions.incrementAndGet();
+            ringRegion = resources.register(endpoint, ring, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
             positionIndex = positionBlocks.acquire();
-            positionRegion = endpoint.pd().registerMemory(positionBlocks.block(positionIndex),
+            positionRegion = resources.register(endpoint, positionBlocks.block(positionIndex),
                 AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-            liveRegions.incrementAndGet();
-            sourceRegion = endpoint.pd().registerMemory(sourceBlocks.block(positionIndex), 0);
-            liveRegions.incrementAndGet();
-            final var attributes = endpoint.device().attributes();
-            cq = endpoint.device().createCompletionQueue(
-                Math.min(attributes.maxCompletionQueueEntries(), params.queueDepth() + 16));
-            qp = endpoint.pd().createQueuePair(new QueuePairConfig()
-                .completionQueue(cq)
-                .maxSendWorkRequests(Math.min(params.queueDepth(), attributes.maxQueuePairWorkRequests()))
-                .maxReceiveWorkRequests(1)
-                .maxInlineData(Math.min(SlotLayout.WRITE_LENGTH, attributes.maxInlineData()))
-                .retryTimeoutNs(params.timeoutNs()));
-            liveQueuePairs.incrementAndGet();
+            sourceRegion = resources.register(endpoint, sourceBlocks.block(positionIndex), 0);
+            cq = ConnectionResources.createCompletionQueue(endpoint, params);
+            // Only status WRITEs go out on this QP: the position block's length is all it inlines.
+            qp = resources.createQueuePair(endpoint, cq, params, SlotLayout.WRITE_LENGTH);
             final Prepared prepared = new Prepared(endpoint, ring, ringRegion, positionIndex, positionRegion,
                 sourceRegion, cq, qp);
             return new SubscriberHandshake.LocalOffer(ringRegion.address(), ringLength, ringRegion.rkey(),
@@ -380,17 +360,19 @@ final class SubscriberControl implements AutoCloseable
         }
     }
 
+    /** Called by the receiver once it no longer touches the connection. */
+    void onRetired(final ImageConnection connection)
+    {
+        connection.transport.close();
+    }
+
     private void awaitRetiredThenFree(final ImageConnection connection)
     {
         while (!connection.retired && running)
         {
-            sleep(1);
+            ControlThreads.sleep(1);
         }
-        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!connection.retired && System.nanoTime() < deadlineNs)
-        {
-            sleep(1);
-        }
+        ControlThreads.await(() -> connection.retired, ControlThreads.RETIRE_WAIT_MS);
         LOGGER.log(System.Logger.Level.INFO, "rdma subscription " + connection.name + ": disconnected: " +
             connection.closeReason);
         freeParts(connection.endpoint, connection.ring, connection.ringRegion, connection.positionBlockIndex,
@@ -410,23 +392,7 @@ final class SubscriberControl implements AutoCloseable
         final RdmaCounters.Connection counters,
         final boolean linger)
     {
-        if (null != qp)
-        {
-            qp.close();
-            liveQueuePairs.decrementAndGet();
-        }
-        if (null != cq)
-        {
-            cq.close();
-        }
-        for (final MemoryRegion region : new MemoryRegion[]{ ringRegion, positionRegion, sourceRegion })
-        {
-            if (null != region)
-            {
-                region.deregister();
-                liveRegions.decrementAndGet();
-            }
-        }
+        resources.free(qp, cq, ringRegion, positionRegion, sourceRegion);
         if (positionIndex >= 0)
         {
             positionBlocks.release(positionIndex);
@@ -458,50 +424,19 @@ final class SubscriberControl implements AutoCloseable
         }
     }
 
-    /** Called by the receiver once it no longer touches the connection. */
-    void onRetired(final ImageConnection connection)
-    {
-        connection.transport.close();
-    }
-
     public void close()
     {
         running = false;
         final Socket socket = currentSocket;
         if (null != socket)
         {
-            try
-            {
-                socket.close();
-            }
-            catch (final IOException ignore)
-            {
-            }
+            ControlThreads.closeQuietly(socket);
         }
-        try
-        {
-            thread.join(TimeUnit.SECONDS.toMillis(15));
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-        }
+        ControlThreads.join(thread, ControlThreads.CLOSE_JOIN_MS);
         if (null != endpoint)
         {
             endpoint.close();
         }
-        RdmaCounters.free(countersManager, rejectedCounter);
-    }
-
-    private static void sleep(final long ms)
-    {
-        try
-        {
-            Thread.sleep(ms);
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-        }
+        rejections.close();
     }
 }

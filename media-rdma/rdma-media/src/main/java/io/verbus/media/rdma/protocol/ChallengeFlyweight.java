@@ -1,9 +1,5 @@
 package io.verbus.media.rdma.protocol;
 
-import org.agrona.MutableDirectBuffer;
-
-import static java.nio.ByteOrder.LITTLE_ENDIAN;
-
 /**
  * CHALLENGE, publisher to subscriber: the log's shape, the provider, the publisher's nonce and its proof
  * that it knows the shared secret (HMAC over both nonces and every byte before the proof).
@@ -12,7 +8,7 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  *  32 providerId int | 36 reserved int | 40 serverNonce 32 bytes | 72 proof 32 bytes | 104 end
  * </pre>
  */
-public final class ChallengeFlyweight
+public final class ChallengeFlyweight extends HandshakeFlyweight<ChallengeFlyweight>
 {
     public static final int SESSION_ID_OFFSET = 12;
     public static final int STREAM_ID_OFFSET = 16;
@@ -25,112 +21,78 @@ public final class ChallengeFlyweight
     public static final int PROOF_OFFSET = SERVER_NONCE_OFFSET + HandshakeHeader.NONCE_LENGTH;
     public static final int LENGTH = PROOF_OFFSET + HandshakeHeader.PROOF_LENGTH;
 
-    private MutableDirectBuffer buffer;
-    private int offset;
-
-    public ChallengeFlyweight wrap(final MutableDirectBuffer buffer, final int offset)
+    public ChallengeFlyweight()
     {
-        this.buffer = buffer;
-        this.offset = offset;
-        return this;
-    }
-
-    public ChallengeFlyweight writeHeader()
-    {
-        HandshakeHeader.write(buffer, offset, HandshakeHeader.CHALLENGE_TYPE, LENGTH);
-        buffer.putInt(offset + RESERVED_OFFSET, 0, LITTLE_ENDIAN);
-        return this;
-    }
-
-    public MutableDirectBuffer buffer()
-    {
-        return buffer;
-    }
-
-    public int offset()
-    {
-        return offset;
+        super(HandshakeHeader.CHALLENGE_TYPE, LENGTH, RESERVED_OFFSET);
     }
 
     public int sessionId()
     {
-        return buffer.getInt(offset + SESSION_ID_OFFSET, LITTLE_ENDIAN);
+        return getInt(SESSION_ID_OFFSET);
     }
 
     public ChallengeFlyweight sessionId(final int value)
     {
-        buffer.putInt(offset + SESSION_ID_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putInt(SESSION_ID_OFFSET, value);
     }
 
     public int streamId()
     {
-        return buffer.getInt(offset + STREAM_ID_OFFSET, LITTLE_ENDIAN);
+        return getInt(STREAM_ID_OFFSET);
     }
 
     public ChallengeFlyweight streamId(final int value)
     {
-        buffer.putInt(offset + STREAM_ID_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putInt(STREAM_ID_OFFSET, value);
     }
 
     public int initialTermId()
     {
-        return buffer.getInt(offset + INITIAL_TERM_ID_OFFSET, LITTLE_ENDIAN);
+        return getInt(INITIAL_TERM_ID_OFFSET);
     }
 
     public ChallengeFlyweight initialTermId(final int value)
     {
-        buffer.putInt(offset + INITIAL_TERM_ID_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putInt(INITIAL_TERM_ID_OFFSET, value);
     }
 
     public int termLength()
     {
-        return buffer.getInt(offset + TERM_LENGTH_OFFSET, LITTLE_ENDIAN);
+        return getInt(TERM_LENGTH_OFFSET);
     }
 
     public ChallengeFlyweight termLength(final int value)
     {
-        buffer.putInt(offset + TERM_LENGTH_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putInt(TERM_LENGTH_OFFSET, value);
     }
 
     public int mtuLength()
     {
-        return buffer.getInt(offset + MTU_LENGTH_OFFSET, LITTLE_ENDIAN);
+        return getInt(MTU_LENGTH_OFFSET);
     }
 
     public ChallengeFlyweight mtuLength(final int value)
     {
-        buffer.putInt(offset + MTU_LENGTH_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putInt(MTU_LENGTH_OFFSET, value);
     }
 
     public int providerId()
     {
-        return buffer.getInt(offset + PROVIDER_ID_OFFSET, LITTLE_ENDIAN);
+        return getInt(PROVIDER_ID_OFFSET);
     }
 
     public ChallengeFlyweight providerId(final int value)
     {
-        buffer.putInt(offset + PROVIDER_ID_OFFSET, value, LITTLE_ENDIAN);
-        return this;
-    }
-
-    public int reserved()
-    {
-        return buffer.getInt(offset + RESERVED_OFFSET, LITTLE_ENDIAN);
+        return putInt(PROVIDER_ID_OFFSET, value);
     }
 
     public void getServerNonce(final byte[] dst)
     {
-        buffer.getBytes(offset + SERVER_NONCE_OFFSET, dst, 0, HandshakeHeader.NONCE_LENGTH);
+        getNonce(SERVER_NONCE_OFFSET, dst);
     }
 
     public ChallengeFlyweight serverNonce(final byte[] src)
     {
-        buffer.putBytes(offset + SERVER_NONCE_OFFSET, src, 0, HandshakeHeader.NONCE_LENGTH);
-        return this;
+        return putNonce(SERVER_NONCE_OFFSET, src);
     }
 }

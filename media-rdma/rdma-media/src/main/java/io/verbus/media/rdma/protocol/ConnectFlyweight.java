@@ -1,10 +1,5 @@
 package io.verbus.media.rdma.protocol;
 
-import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
-
-import static java.nio.ByteOrder.LITTLE_ENDIAN;
-
 /**
  * CONNECT, subscriber to publisher, sent only after the publisher's proof checked out: the subscriber's
  * ring (the three term partitions) and its position-counter block, both registered REMOTE_WRITE only,
@@ -15,7 +10,7 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  * 160 proof 32 bytes | 192 end
  * </pre>
  */
-public final class ConnectFlyweight
+public final class ConnectFlyweight extends HandshakeFlyweight<ConnectFlyweight>
 {
     public static final int RESERVED_OFFSET = 12;
     public static final int RING_ADDRESS_OFFSET = 16;
@@ -29,119 +24,78 @@ public final class ConnectFlyweight
     public static final int PROOF_OFFSET = QP_INFO_OFFSET + QpInfoCodec.LENGTH;
     public static final int LENGTH = PROOF_OFFSET + HandshakeHeader.PROOF_LENGTH;
 
-    private MutableDirectBuffer buffer;
-    private int offset;
-
-    public ConnectFlyweight wrap(final MutableDirectBuffer buffer, final int offset)
+    public ConnectFlyweight()
     {
-        this.buffer = buffer;
-        this.offset = offset;
-        return this;
-    }
-
-    public ConnectFlyweight writeHeader()
-    {
-        HandshakeHeader.write(buffer, offset, HandshakeHeader.CONNECT_TYPE, LENGTH);
-        buffer.putInt(offset + RESERVED_OFFSET, 0, LITTLE_ENDIAN);
-        buffer.putInt(offset + RESERVED2_OFFSET, 0, LITTLE_ENDIAN);
-        return this;
-    }
-
-    public MutableDirectBuffer buffer()
-    {
-        return buffer;
-    }
-
-    public int offset()
-    {
-        return offset;
-    }
-
-    public int reserved()
-    {
-        return buffer.getInt(offset + RESERVED_OFFSET, LITTLE_ENDIAN) | buffer.getInt(offset + RESERVED2_OFFSET,
-            LITTLE_ENDIAN);
+        super(HandshakeHeader.CONNECT_TYPE, LENGTH, RESERVED_OFFSET, RESERVED2_OFFSET);
     }
 
     public long ringAddress()
     {
-        return buffer.getLong(offset + RING_ADDRESS_OFFSET, LITTLE_ENDIAN);
+        return getLong(RING_ADDRESS_OFFSET);
     }
 
     public ConnectFlyweight ringAddress(final long value)
     {
-        buffer.putLong(offset + RING_ADDRESS_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putLong(RING_ADDRESS_OFFSET, value);
     }
 
     public long ringLength()
     {
-        return buffer.getLong(offset + RING_LENGTH_OFFSET, LITTLE_ENDIAN);
+        return getLong(RING_LENGTH_OFFSET);
     }
 
     public ConnectFlyweight ringLength(final long value)
     {
-        buffer.putLong(offset + RING_LENGTH_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putLong(RING_LENGTH_OFFSET, value);
     }
 
     public int ringRkey()
     {
-        return buffer.getInt(offset + RING_RKEY_OFFSET, LITTLE_ENDIAN);
+        return getInt(RING_RKEY_OFFSET);
     }
 
     public ConnectFlyweight ringRkey(final int value)
     {
-        buffer.putInt(offset + RING_RKEY_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putInt(RING_RKEY_OFFSET, value);
     }
 
     public int counterRkey()
     {
-        return buffer.getInt(offset + COUNTER_RKEY_OFFSET, LITTLE_ENDIAN);
+        return getInt(COUNTER_RKEY_OFFSET);
     }
 
     public ConnectFlyweight counterRkey(final int value)
     {
-        buffer.putInt(offset + COUNTER_RKEY_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putInt(COUNTER_RKEY_OFFSET, value);
     }
 
     public long counterAddress()
     {
-        return buffer.getLong(offset + COUNTER_ADDRESS_OFFSET, LITTLE_ENDIAN);
+        return getLong(COUNTER_ADDRESS_OFFSET);
     }
 
     public ConnectFlyweight counterAddress(final long value)
     {
-        buffer.putLong(offset + COUNTER_ADDRESS_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putLong(COUNTER_ADDRESS_OFFSET, value);
     }
 
     public int counterLength()
     {
-        return buffer.getInt(offset + COUNTER_LENGTH_OFFSET, LITTLE_ENDIAN);
+        return getInt(COUNTER_LENGTH_OFFSET);
     }
 
     public ConnectFlyweight counterLength(final int value)
     {
-        buffer.putInt(offset + COUNTER_LENGTH_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putInt(COUNTER_LENGTH_OFFSET, value);
     }
 
     public void getQpInfo(final QpInfoCodec.QpInfo info)
     {
-        QpInfoCodec.decode(buffer, offset + QP_INFO_OFFSET, info);
+        getQpInfo(QP_INFO_OFFSET, info);
     }
 
     public ConnectFlyweight qpInfo(final QpInfoCodec.QpInfo info)
     {
-        QpInfoCodec.encode(buffer, offset + QP_INFO_OFFSET, info);
-        return this;
-    }
-
-    public DirectBuffer directBuffer()
-    {
-        return buffer;
+        return putQpInfo(QP_INFO_OFFSET, info);
     }
 }

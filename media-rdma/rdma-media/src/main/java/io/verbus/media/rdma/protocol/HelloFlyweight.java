@@ -1,10 +1,5 @@
 package io.verbus.media.rdma.protocol;
 
-import org.agrona.DirectBuffer;
-import org.agrona.MutableDirectBuffer;
-
-import static java.nio.ByteOrder.LITTLE_ENDIAN;
-
 /**
  * HELLO, subscriber to publisher: the versions it speaks, the stream it wants, its group tag and its nonce.
  * <pre>
@@ -12,7 +7,7 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  *  32 clientNonce 32 bytes | 64 end
  * </pre>
  */
-public final class HelloFlyweight
+public final class HelloFlyweight extends HandshakeFlyweight<HelloFlyweight>
 {
     public static final int MIN_VERSION_OFFSET = 12;
     public static final int MAX_VERSION_OFFSET = 14;
@@ -26,95 +21,68 @@ public final class HelloFlyweight
     public static final int GROUP_TAG_FLAG = 1;
     public static final int KNOWN_FLAGS = GROUP_TAG_FLAG;
 
-    private MutableDirectBuffer buffer;
-    private int offset;
-
-    public HelloFlyweight wrap(final MutableDirectBuffer buffer, final int offset)
+    public HelloFlyweight()
     {
-        this.buffer = buffer;
-        this.offset = offset;
-        return this;
-    }
-
-    public HelloFlyweight writeHeader()
-    {
-        HandshakeHeader.write(buffer, offset, HandshakeHeader.HELLO_TYPE, LENGTH);
-        return this;
-    }
-
-    public DirectBuffer buffer()
-    {
-        return buffer;
-    }
-
-    public int offset()
-    {
-        return offset;
+        super(HandshakeHeader.HELLO_TYPE, LENGTH);
     }
 
     public short minVersion()
     {
-        return buffer.getShort(offset + MIN_VERSION_OFFSET, LITTLE_ENDIAN);
+        return getShort(MIN_VERSION_OFFSET);
     }
 
     public HelloFlyweight minVersion(final short value)
     {
-        buffer.putShort(offset + MIN_VERSION_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putShort(MIN_VERSION_OFFSET, value);
     }
 
     public short maxVersion()
     {
-        return buffer.getShort(offset + MAX_VERSION_OFFSET, LITTLE_ENDIAN);
+        return getShort(MAX_VERSION_OFFSET);
     }
 
     public HelloFlyweight maxVersion(final short value)
     {
-        buffer.putShort(offset + MAX_VERSION_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putShort(MAX_VERSION_OFFSET, value);
     }
 
     public int streamId()
     {
-        return buffer.getInt(offset + STREAM_ID_OFFSET, LITTLE_ENDIAN);
+        return getInt(STREAM_ID_OFFSET);
     }
 
     public HelloFlyweight streamId(final int value)
     {
-        buffer.putInt(offset + STREAM_ID_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putInt(STREAM_ID_OFFSET, value);
     }
 
     public int flags()
     {
-        return buffer.getInt(offset + FLAGS_OFFSET, LITTLE_ENDIAN);
+        return getInt(FLAGS_OFFSET);
     }
 
     public HelloFlyweight flags(final int value)
     {
-        buffer.putInt(offset + FLAGS_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putInt(FLAGS_OFFSET, value);
     }
 
     public long groupTag()
     {
-        return buffer.getLong(offset + GROUP_TAG_OFFSET, LITTLE_ENDIAN);
+        return getLong(GROUP_TAG_OFFSET);
     }
 
     public HelloFlyweight groupTag(final long value)
     {
-        buffer.putLong(offset + GROUP_TAG_OFFSET, value, LITTLE_ENDIAN);
-        return this;
+        return putLong(GROUP_TAG_OFFSET, value);
     }
 
     public void getClientNonce(final byte[] dst)
     {
-        buffer.getBytes(offset + CLIENT_NONCE_OFFSET, dst, 0, HandshakeHeader.NONCE_LENGTH);
+        getNonce(CLIENT_NONCE_OFFSET, dst);
     }
 
     public HelloFlyweight clientNonce(final byte[] src)
     {
-        buffer.putBytes(offset + CLIENT_NONCE_OFFSET, src, 0, HandshakeHeader.NONCE_LENGTH);
-        return this;
+        return putNonce(CLIENT_NONCE_OFFSET, src);
     }
 }

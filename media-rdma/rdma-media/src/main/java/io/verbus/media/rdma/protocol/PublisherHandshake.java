@@ -1,10 +1,5 @@
 package io.verbus.media.rdma.protocol;
 
-import org.agrona.ExpandableArrayBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
-
-import static io.verbus.media.rdma.protocol.HandshakeException.Reason.AUTHENTICATION_FAILED;
-
 /**
  * The publisher's side of the control-connection handshake: HELLO in, CHALLENGE out, CONNECT in, ACCEPT out,
  * READY in. Nothing is registered for a subscriber until its CONNECT carried a valid proof and every field
@@ -42,24 +37,13 @@ public final class PublisherHandshake
         void release(Admission admission);
     }
 
-    private final HandshakeAuthenticator authenticator;
     private final Shape shape;
-    private final long stepTimeoutMs;
-    private final UnsafeBuffer in = new UnsafeBuffer(new byte[HandshakeHeader.MAX_MESSAGE_LENGTH]);
-    private final ExpandableArrayBuffer out = new ExpandableArrayBuffer(HandshakeHeader.MAX_MESSAGE_LENGTH);
-    private final HelloFlyweight hello = new HelloFlyweight();
-    private final ChallengeFlyweight challenge = new ChallengeFlyweight();
-    private final ConnectFlyweight connect = new ConnectFlyweight();
-    private final AcceptFlyweight accept = new AcceptFlyweight();
-    private final RejectFlyweight reject = new RejectFlyweight();
-    private final byte[] clientNonce = new byte[HandshakeHeader.NONCE_LENGTH];
-    private final byte[] serverNonce = new byte[HandshakeHeader.NONCE_LENGTH];
+    private final HandshakeSteps steps;
 
     public PublisherHandshake(final HandshakeAuthenticator authenticator, final Shape shape, final long stepTimeoutMs)
     {
-        this.authenticator = authenticator;
         this.shape = shape;
-        this.stepTimeoutMs = stepTimeoutMs;
+        this.steps = new HandshakeSteps(authenticator, stepTimeoutMs, "peer");
     }
 
     /**
@@ -73,33 +57,26 @@ public final class PublisherHandshake
         Admission admission = null;
         try
         {
-            receive(transport, HandshakeHeader.HELLO_TYPE);
-            hello.wrap(in, 0);
+            steps.receive(transport, HandshakeHeader.HELLO_TYPE);
+            final HelloFlyweight hello = steps.hello.wrap(steps.in, 0);
             HandshakeValidator.validateHello(hello, shape.streamId());
-            hello.getClientNonce(clientNonce);
+            hello.getClientNonce(steps.clientNonce);
             final boolean hasGroupTag = 0 != (hello.flags() & HelloFlyweight.GROUP_TAG_FLAG);
             final long groupTag = hello.groupTag();
 
-            authenticator.nextNonce(serverNonce);
-            challenge.wrap(out, 0).writeHeader()
+            steps.nextNonce(steps.serverNonce);
+            steps.challenge.wrap(steps.out, 0).writeHeader()
                 .sessionId(shape.sessionId())
                 .streamId(shape.streamId())
                 .initialTermId(shape.initialTermId())
                 .termLength(shape.termLength())
                 .mtuLength(shape.mtuLength())
                 .providerId(shape.providerId())
-                .serverNonce(serverNonce);
-            authenticator.sign(HandshakeAuthenticator.CHALLENGE_LABEL, clientNonce, serverNonce, out, 0,
-                ChallengeFlyweight.PROOF_OFFSET);
-            transport.send(out, 0, ChallengeFlyweight.LENGTH);
+                .serverNonce(steps.serverNonce);
+            steps.signAndSend(transport, HandshakeHeader.CHALLENGE_TYPE);
 
-            receive(transport, HandshakeHeader.CONNECT_TYPE);
-            if (!authenticator.verify(HandshakeAuthenticator.CONNECT_LABEL, clientNonce, serverNonce, in, 0,
-                ConnectFlyweight.PROOF_OFFSET))
-            {
-                throw new HandshakeException(AUTHENTICATION_FAILED, "CONNECT.proof does not match the shared secret");
-            }
-            connect.wrap(in, 0);
+            steps.receiveSigned(transport, HandshakeHeader.CONNECT_TYPE);
+            final ConnectFlyweight connect = steps.connect.wrap(steps.in, 0);
             final QpInfoCodec.QpInfo subscriberQp = new QpInfoCodec.QpInfo();
             HandshakeValidator.validateConnect(connect, shape.termLength(), subscriberQp);
 
@@ -107,48 +84,24 @@ public final class PublisherHandshake
                 connect.ringAddress(), connect.ringLength(), connect.ringRkey(), connect.counterAddress(),
                 connect.counterRkey(), subscriberQp, hasGroupTag, groupTag, transport.peer()));
 
-            accept.wrap(out, 0).writeHeader()
+            steps.accept.wrap(steps.out, 0).writeHeader()
                 .statusAddress(admission.statusAddress())
                 .statusLength(SlotLayout.BLOCK_LENGTH)
                 .statusRkey(admission.statusRkey())
                 .joinPosition(admission.joinPosition())
                 .qpInfo(admission.qp());
-            authenticator.sign(HandshakeAuthenticator.ACCEPT_LABEL, clientNonce, serverNonce, out, 0,
-                AcceptFlyweight.PROOF_OFFSET);
-            transport.send(out, 0, AcceptFlyweight.LENGTH);
+            steps.signAndSend(transport, HandshakeHeader.ACCEPT_TYPE);
 
-            receive(transport, HandshakeHeader.READY_TYPE);
+            steps.receive(transport, HandshakeHeader.READY_TYPE);
             return admission;
         }
-        catch (final HandshakeException ex)
+        catch (final HandshakeException | RuntimeException ex)
         {
             if (null != admission)
             {
                 resources.release(admission);
             }
-            sendReject(transport, ex);
-            throw ex;
+            throw steps.fail(transport, ex, "admission failed: ");
         }
-        catch (final RuntimeException ex)
-        {
-            if (null != admission)
-            {
-                resources.release(admission);
-            }
-            final HandshakeException wrapped = new HandshakeException(
-                HandshakeException.Reason.RESOURCES, "admission failed: " + ex, ex);
-            sendReject(transport, wrapped);
-            throw wrapped;
-        }
-    }
-
-    private void receive(final MessageTransport transport, final short expectedType) throws HandshakeException
-    {
-        HandshakeSteps.receive(transport, in, reject, stepTimeoutMs, expectedType, "peer");
-    }
-
-    private void sendReject(final MessageTransport transport, final HandshakeException ex)
-    {
-        HandshakeSteps.sendReject(transport, out, reject, ex);
     }
 }

@@ -11,6 +11,7 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * A {@link MessageTransport} over a blocking TCP socket with read timeouts (the control connection).
@@ -18,6 +19,9 @@ import java.util.concurrent.TimeUnit;
  */
 public final class SocketMessageTransport implements MessageTransport
 {
+    /** How often {@link #watch} re-checks whether the connection is still to be watched. */
+    public static final long WATCH_POLL_MS = 50;
+
     private final Socket socket;
     private final InputStream in;
     private final OutputStream out;
@@ -109,6 +113,21 @@ public final class SocketMessageTransport implements MessageTransport
         catch (final IOException ex)
         {
             return true;
+        }
+    }
+
+    /**
+     * Watches an established connection from the thread that ran its handshake: blocks while {@code watching} holds
+     * and runs {@code onEnd} when the peer closes the connection (or sends anything, see {@link #awaitEnd}).
+     */
+    public void watch(final BooleanSupplier watching, final Runnable onEnd)
+    {
+        while (watching.getAsBoolean())
+        {
+            if (awaitEnd(WATCH_POLL_MS))
+            {
+                onEnd.run();
+            }
         }
     }
 

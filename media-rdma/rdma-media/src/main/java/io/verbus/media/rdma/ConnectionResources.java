@@ -1,0 +1,89 @@
+package io.verbus.media.rdma;
+
+import io.verbus.fabric.CompletionQueue;
+import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.QueuePair;
+import io.verbus.fabric.QueuePairConfig;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The fabric objects a control endpoint creates for its connections (memory registrations, completion queues, queue
+ * pairs), created and freed in one place, both sides alike, and counted: tests check with
+ * {@link #registeredRegionCount()} and {@link #queuePairCount()} that a rejected peer got nothing and that a dropped
+ * one left nothing behind. Created and freed on control threads; the counts may be read from any thread.
+ */
+final class ConnectionResources
+{
+    /** Completion-queue entries beyond the send queue's depth. */
+    private static final int SPARE_COMPLETION_QUEUE_ENTRIES = 16;
+
+    private final AtomicInteger liveRegions = new AtomicInteger();
+    private final AtomicInteger liveQueuePairs = new AtomicInteger();
+
+    MemoryRegion register(final FabricEndpoint endpoint, final MemorySegment memory, final int accessFlags)
+    {
+        final MemoryRegion region = endpoint.pd().registerMemory(memory, accessFlags);
+        liveRegions.incrementAndGet();
+        return region;
+    }
+
+    /** A completion queue for a send queue of the channel's {@code queue-depth}, capped by the device. */
+    static CompletionQueue createCompletionQueue(final FabricEndpoint endpoint, final RdmaChannelParams params)
+    {
+        final int maxEntries = endpoint.device().attributes().maxCompletionQueueEntries();
+        return endpoint.device().createCompletionQueue(
+            Math.min(maxEntries, params.queueDepth() + SPARE_COMPLETION_QUEUE_ENTRIES));
+    }
+
+    /**
+     * An RC queue pair completing on {@code cq}, with the channel's queue depth and retry timeout (the channel's
+     * {@code timeout}) and {@code inlineLength} bytes of inline data, each capped by the device.
+     */
+    QueuePair createQueuePair(
+        final FabricEndpoint endpoint, final CompletionQueue cq, final RdmaChannelParams params, final int inlineLength)
+    {
+        final var attributes = endpoint.device().attributes();
+        final QueuePair qp = endpoint.pd().createQueuePair(new QueuePairConfig()
+            .completionQueue(cq)
+            .maxSendWorkRequests(Math.min(params.queueDepth(), attributes.maxQueuePairWorkRequests()))
+            .maxReceiveWorkRequests(1)
+            .maxInlineData(Math.min(inlineLength, attributes.maxInlineData()))
+            .retryTimeoutNs(params.timeoutNs()));
+        liveQueuePairs.incrementAndGet();
+        return qp;
+    }
+
+    /** Closes the queue pair, then its completion queue, then deregisters the regions; a null was never created. */
+    void free(final QueuePair qp, final CompletionQueue cq, final MemoryRegion... regions)
+    {
+        if (null != qp)
+        {
+            qp.close();
+            liveQueuePairs.decrementAndGet();
+        }
+        if (null != cq)
+        {
+            cq.close();
+        }
+        for (final MemoryRegion region : regions)
+        {
+            if (null != region)
+            {
+                region.deregister();
+                liveRegions.decrementAndGet();
+            }
+        }
+    }
+
+    int registeredRegionCount()
+    {
+        return liveRegions.get();
+    }
+
+    int queuePairCount()
+    {
+        return liveQueuePairs.get();
+    }
+}
