@@ -338,11 +338,6 @@ final class PublisherControl implements AutoCloseable
     }
 
     /** Called by the owner once it no longer touches the connection; wakes the handler blocked on the socket. */
-    void onRetired(final SubscriberConnection connection)
-    {
-        connection.transport.close();
-    }
-
     void stopAccepting()
     {
         if (running)

@@ -12,6 +12,7 @@ import io.verbus.media.rdma.protocol.SlotLayout;
 import io.verbus.media.rdma.protocol.SocketMessageTransport;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.util.Queue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -88,6 +89,32 @@ abstract class RcLink
             closeReason = reason;
         }
         closeRequested = true;
+    }
+
+    /**
+     * The owner lets go of the link for good: the control thread, which waits for this, frees its resources, and
+     * closing the control socket tells the peer at once.
+     */
+    final void retire()
+    {
+        retired = true;
+        transport.close();
+    }
+
+    /**
+     * Retire links handed over by the control thread but never taken by the owner (it is closing).
+     *
+     * @param queue  the hand-over queue.
+     * @param reason why, for the control thread's log line.
+     */
+    static void retireQueued(final Queue<? extends RcLink> queue, final String reason)
+    {
+        RcLink link;
+        while (null != (link = queue.poll()))
+        {
+            link.requestClose(reason);
+            link.retired = true;
+        }
     }
 
     /** @return true while a signaled WR has been posted and its completion not reaped. */

@@ -65,6 +65,52 @@ public final class RdmaCounters
     }
 
     /**
+     * The counters of one side of a channel (a sender or a receiver): torn slot reads and live connections.
+     */
+    static final class Side
+    {
+        private final CountersManager manager;
+        private final AtomicCounter tornReads;
+        private final AtomicCounter connections;
+
+        /**
+         * @param manager          where counters live (null: none).
+         * @param tornReadsLabel   label of the torn reads counter.
+         * @param connectionsLabel label of the connections counter.
+         */
+        Side(final CountersManager manager, final String tornReadsLabel, final String connectionsLabel)
+        {
+            this.manager = manager;
+            tornReads = allocate(manager, TORN_READS_TYPE_ID, tornReadsLabel);
+            AtomicCounter allocated = null;
+            try
+            {
+                allocated = allocate(manager, CONNECTIONS_TYPE_ID, connectionsLabel);
+            }
+            finally
+            {
+                if (null == allocated)
+                {
+                    RdmaCounters.free(manager, tornReads);
+                }
+            }
+            connections = allocated;
+        }
+
+        void publish(final long tornReadCount, final int connectionCount)
+        {
+            set(tornReads, tornReadCount);
+            set(connections, connectionCount);
+        }
+
+        void free()
+        {
+            RdmaCounters.free(manager, tornReads);
+            RdmaCounters.free(manager, connections);
+        }
+    }
+
+    /**
      * The per-connection counters: bytes and WRs posted, inline and signaled WRs, completion errors, QP state,
      * and subscriber lag.
      */

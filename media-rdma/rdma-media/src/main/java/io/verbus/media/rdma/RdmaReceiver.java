@@ -13,7 +13,6 @@ import org.agrona.ErrorHandler;
 import org.agrona.collections.ArrayUtil;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
-import org.agrona.concurrent.status.AtomicCounter;
 import org.agrona.concurrent.status.CountersManager;
 
 import java.util.concurrent.TimeUnit;
@@ -53,8 +52,7 @@ public final class RdmaReceiver implements MediaReceiver
     private final WorkRequestBatch batch = new WorkRequestBatch(1);
     private final WorkCompletion[] completions = WorkCompletion.newArray(16);
     private final long[] slotValues = new long[2];
-    private final AtomicCounter tornReads;
-    private final AtomicCounter connectionsCounter;
+    private final RdmaCounters.Side sideCounters;
     private ImageConnection[] connections = EMPTY;
     private long lastHousekeepingNs;
     private long retiredTornReads;
@@ -75,12 +73,18 @@ public final class RdmaReceiver implements MediaReceiver
         this.errorHandler = context.errorHandler();
         this.countersManager = context.countersManager();
         final String name = "stream=" + streamId + " publisher=" + params.endpointHost() + ":" + params.endpointPort();
-        tornReads = RdmaCounters.allocate(countersManager, RdmaCounters.TORN_READS_TYPE_ID,
-            "rdma torn position reads: " + name);
-        connectionsCounter = RdmaCounters.allocate(countersManager, RdmaCounters.CONNECTIONS_TYPE_ID,
+        sideCounters = new RdmaCounters.Side(countersManager, "rdma torn position reads: " + name,
             "rdma publishers: " + name);
-        control = new SubscriberControl(context, params, streamId, fabricContext, secret, newConnections,
-            new AtomicLong());
+        try
+        {
+            control = new SubscriberControl(context, params, streamId, fabricContext, secret, newConnections,
+                new AtomicLong());
+        }
+        catch (final RuntimeException ex)
+        {
+            sideCounters.free();
+            throw ex;
+        }
         lastHousekeepingNs = clock.nanoTime();
     }
 
@@ -245,8 +249,7 @@ public final class RdmaReceiver implements MediaReceiver
                 work++;
             }
         }
-        RdmaCounters.set(this.tornReads, tornReads);
-        RdmaCounters.set(connectionsCounter, connections.length);
+        sideCounters.publish(tornReads, connections.length);
         return work;
     }
 
@@ -259,8 +262,7 @@ public final class RdmaReceiver implements MediaReceiver
             connection.announced = false;
             images.onImageUnavailable(connection.imageId);
         }
-        connection.retired = true;
-        control.onRetired(connection);
+        connection.retire();
     }
 
     public void close()
@@ -275,15 +277,9 @@ public final class RdmaReceiver implements MediaReceiver
             connection.requestClose("subscription closed");
             retire(connection);
         }
-        ImageConnection pending;
-        while (null != (pending = newConnections.poll()))
-        {
-            pending.requestClose("subscription closed");
-            pending.retired = true;
-        }
+        RcLink.retireQueued(newConnections, "subscription closed");
         control.close();
-        RdmaCounters.free(countersManager, tornReads);
-        RdmaCounters.free(countersManager, connectionsCounter);
+        sideCounters.free();
     }
 
     ImageConnection[] connections()

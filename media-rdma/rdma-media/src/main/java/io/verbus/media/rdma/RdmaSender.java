@@ -18,7 +18,6 @@ import org.agrona.collections.ArrayUtil;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.agrona.concurrent.status.AtomicCounter;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
@@ -67,8 +66,7 @@ public final class RdmaSender implements MediaSender
     private final long[] slotValues = new long[2];
     private final org.agrona.concurrent.status.CountersManager countersManager;
     private final PublisherControl control;
-    private final AtomicCounter tornReads;
-    private final AtomicCounter connectionsCounter;
+    private final RdmaCounters.Side sideCounters;
 
     private SubscriberConnection[] connections = EMPTY;
     private long scanPosition;
@@ -110,8 +108,7 @@ public final class RdmaSender implements MediaSender
         final String providerName = RdmaChannelParams.Provider.AUTO == params.provider() ?
             Fabrics.AUTO : FabricEndpoint.providerName(params.provider());
         endpoint = FabricEndpoint.open(providerName, fabricContext);
-        AtomicCounter torn = null;
-        AtomicCounter subscribers = null;
+        RdmaCounters.Side counters = null;
         try
         {
             maxMessageLength = Math.min(Integer.MAX_VALUE, endpoint.device().attributes().maxMessageLength());
@@ -119,21 +116,20 @@ public final class RdmaSender implements MediaSender
             logRegion = endpoint.pd().registerMemory(terms, 0);
             logAddress = logRegion.address();
             final String name = "stream=" + log.streamId() + " session=" + log.sessionId();
-            torn = RdmaCounters.allocate(countersManager, RdmaCounters.TORN_READS_TYPE_ID,
-                "rdma torn status reads: " + name);
-            subscribers = RdmaCounters.allocate(countersManager, RdmaCounters.CONNECTIONS_TYPE_ID,
+            counters = new RdmaCounters.Side(countersManager, "rdma torn status reads: " + name,
                 "rdma subscribers: " + name);
             control = new PublisherControl(context, params, log, endpoint, secret, newConnections, MAX_SUBSCRIBERS);
         }
         catch (final RuntimeException ex)
         {
-            RdmaCounters.free(countersManager, torn);
-            RdmaCounters.free(countersManager, subscribers);
+            if (null != counters)
+            {
+                counters.free();
+            }
             endpoint.close();
             throw ex;
         }
-        tornReads = torn;
-        connectionsCounter = subscribers;
+        sideCounters = counters;
         // The publication is NOT_CONNECTED with limit 0 until a subscriber is admitted: nothing is appended yet.
         scanPosition = log.producerPosition();
         creditsReadAtPosition = scanPosition;
@@ -505,16 +501,14 @@ public final class RdmaSender implements MediaSender
                 work++;
             }
         }
-        RdmaCounters.set(tornReads, tornReadCount);
-        RdmaCounters.set(connectionsCounter, this.connections.length);
+        sideCounters.publish(tornReadCount, this.connections.length);
         return work;
     }
 
     private void retire(final SubscriberConnection connection)
     {
         connections = ArrayUtil.remove(connections, connection);
-        connection.retired = true;
-        control.onRetired(connection);
+        connection.retire();
     }
 
     public void close()
@@ -528,21 +522,14 @@ public final class RdmaSender implements MediaSender
         for (final SubscriberConnection connection : connections)
         {
             connection.requestClose("publication closed");
-            connection.retired = true;
-            control.onRetired(connection);
+            connection.retire();
         }
         connections = EMPTY;
-        SubscriberConnection pending;
-        while (null != (pending = newConnections.poll()))
-        {
-            pending.requestClose("publication closed");
-            pending.retired = true;
-        }
+        RcLink.retireQueued(newConnections, "publication closed");
         log.connected(false);
         control.close();
         logRegion.deregister();
-        RdmaCounters.free(countersManager, tornReads);
-        RdmaCounters.free(countersManager, connectionsCounter);
+        sideCounters.free();
         endpoint.close();
     }
 }

@@ -361,11 +361,6 @@ final class SubscriberControl implements AutoCloseable
     }
 
     /** Called by the receiver once it no longer touches the connection. */
-    void onRetired(final ImageConnection connection)
-    {
-        connection.transport.close();
-    }
-
     private void awaitRetiredThenFree(final ImageConnection connection)
     {
         while (!connection.retired && running)
