@@ -39,6 +39,9 @@ final class ImageConnection extends RcLink
     final String sourceIdentity;
 
 
+    /** The publisher's MTU from its CHALLENGE (validated there); set before the hand-over to the receiver. */
+    int mtuLength;
+
     // owner-only
     ReadablePosition subscriberPosition;
     boolean announced;

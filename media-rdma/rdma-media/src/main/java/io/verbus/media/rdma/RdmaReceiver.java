@@ -158,7 +158,7 @@ public final class RdmaReceiver implements MediaReceiver
                 connection.subscriberPosition = images.onImageAvailable(new ImageDescriptor(
                     connection.imageId, connection.sessionId, connection.streamId, connection.initialTermId,
                     connection.termLength, connection.joinPosition, connection.termBuffers, connection.bound,
-                    connection.sourceIdentity));
+                    connection.sourceIdentity, connection.mtuLength));
                 connection.announced = true;
             }
             catch (final RuntimeException ex)

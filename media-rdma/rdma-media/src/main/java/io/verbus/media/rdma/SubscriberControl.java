@@ -210,6 +210,7 @@ final class SubscriberControl implements AutoCloseable
                     accepted.statusAddress(), accepted.statusRkey(),
                     "rdma:" + params.endpointHost() + ":" + params.endpointPort(),
                     new RdmaCounters.Connection(countersManager, connectionName), transport);
+                result[0].mtuLength = publication.mtuLength();
             }
 
             public void release(final SubscriberHandshake.LocalOffer offer)
