@@ -647,7 +647,11 @@ public final class LogImage implements Image
         {
             return finalEndOfStreamPosition;
         }
-        return null == metaDataBuffer ? Long.MAX_VALUE : LogBufferDescriptor.endOfStreamPosition(metaDataBuffer);
+        if (null != metaDataBuffer)
+        {
+            return LogBufferDescriptor.endOfStreamPosition(metaDataBuffer);
+        }
+        return null == bound ? Long.MAX_VALUE : bound.endOfStreamPosition();
     }
 
     public Subscription subscription()

@@ -34,4 +34,16 @@ public interface ImageBound
      * @param reason what the image found.
      */
     void onImageCorrupt(String reason);
+
+    /**
+     * Where the remote publication ended, once it said so (it closed after sending everything): the image reports
+     * it as {@code Image.endOfStreamPosition()}, and {@code isEndOfStream()} once it has consumed that far. May be
+     * called by any thread.
+     *
+     * @return the end-of-stream position, or {@link Long#MAX_VALUE} while the stream is open.
+     */
+    default long endOfStreamPosition()
+    {
+        return Long.MAX_VALUE;
+    }
 }

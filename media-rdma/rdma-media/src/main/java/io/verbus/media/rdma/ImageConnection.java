@@ -52,6 +52,8 @@ final class ImageConnection extends RcLink
     long lastStatusWriteNs;
     /** Bytes consumed that make a status WRITE due at once: a quarter of the window. */
     long statusThreshold;
+    /** Set when a closed connection starts draining to the publisher's end of stream: when it stops waiting. */
+    long drainDeadlineNs;
 
     ImageConnection(
         final long imageId,

@@ -110,6 +110,25 @@ final class PositionBlockBound implements ImageBound
         corruptReason = reason;
     }
 
+    /**
+     * Reads the block itself (any thread): a consistent block stamped {@link SlotLayout#END_OF_STREAM_TIMESTAMP}
+     * carries the position the publication ended at. The publisher writes it after its last data WRITE on the same
+     * QP, so every frame below it has landed.
+     */
+    public long endOfStreamPosition()
+    {
+        final long check = positionBlock.getLongVolatile(SlotLayout.CHECK_OFFSET);
+        final long position = positionBlock.getLongVolatile(SlotLayout.VALUE_OFFSET);
+        final long timestamp = positionBlock.getLongVolatile(SlotLayout.TIMESTAMP_OFFSET);
+        if (SlotLayout.END_OF_STREAM_TIMESTAMP == timestamp && check == SlotLayout.check(position, timestamp) &&
+            check == positionBlock.getLongVolatile(SlotLayout.CHECK_OFFSET) && position >= 0 &&
+            0 == (position & (FrameDescriptor.FRAME_ALIGNMENT - 1)))
+        {
+            return position;
+        }
+        return Long.MAX_VALUE;
+    }
+
     /** @return the last accepted bound (any thread). */
     long bound()
     {

@@ -243,7 +243,7 @@ public final class RdmaReceiver implements MediaReceiver
             connection.publishCounters(connection.announced ?
                 Math.max(connection.bound.bound(), connection.lastPublishedPosition) -
                 connection.subscriberPosition.getVolatile() : 0);
-            if (connection.closeRequested)
+            if (connection.closeRequested && !isDraining(connection, nowNs))
             {
                 retire(connection);
                 work++;
@@ -251,6 +251,29 @@ public final class RdmaReceiver implements MediaReceiver
         }
         sideCounters.publish(tornReads, connections.length);
         return work;
+    }
+
+    /**
+     * A publication that closed gracefully wrote an end-of-stream block after its last data: its image stays until
+     * the application has consumed up to there (so nothing it was sent is lost to the close), or for at most the
+     * channel's timeout. A connection dropped for any other reason goes at once.
+     */
+    private boolean isDraining(final ImageConnection connection, final long nowNs)
+    {
+        if (!connection.announced || null != connection.bound.corruptReason())
+        {
+            return false;
+        }
+        final long endOfStream = connection.bound.endOfStreamPosition();
+        if (Long.MAX_VALUE == endOfStream || connection.subscriberPosition.getVolatile() >= endOfStream)
+        {
+            return false;
+        }
+        if (0 == connection.drainDeadlineNs)
+        {
+            connection.drainDeadlineNs = nowNs + params.timeoutNs();
+        }
+        return nowNs - connection.drainDeadlineNs < 0;
     }
 
     private void retire(final ImageConnection connection)

@@ -45,6 +45,8 @@ public final class RdmaSender implements MediaSender
     /** Data WRs one post may carry before the position WRITE (a post never crosses more than a few terms). */
     static final int MAX_DATA_WRS_PER_POST = 6;
     private static final long HOUSEKEEPING_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** How long a closing publication waits, at most, for its last data and end-of-stream block to complete. */
+    static final long END_OF_STREAM_WAIT_NS = TimeUnit.SECONDS.toNanos(1);
     private static final SubscriberConnection[] EMPTY = new SubscriberConnection[0];
 
     private final PublicationLog log;
@@ -505,6 +507,68 @@ public final class RdmaSender implements MediaSender
         return work;
     }
 
+    /**
+     * A graceful close, as Aeron's: every committed frame goes out, then a position block stamped end-of-stream, and
+     * the close waits (bounded) for that WRITE's completion, so the subscriber can drain what it has not read yet
+     * and see {@code isEndOfStream()} before its image goes. A subscriber that is gone or too slow is not waited
+     * for beyond {@link #END_OF_STREAM_WAIT_NS}.
+     */
+    private void sendEndOfStream()
+    {
+        scan();
+        final long deadlineNs = clock.nanoTime() + Math.min(END_OF_STREAM_WAIT_NS, params.timeoutNs());
+        for (final SubscriberConnection connection : connections)
+        {
+            if (!connection.ready || connection.closeRequested)
+            {
+                continue;
+            }
+            while (connection.sentPosition < scanPosition && !connection.closeRequested &&
+                clock.nanoTime() - deadlineNs < 0)
+            {
+                if (0 == send(connection, clock.nanoTime()))
+                {
+                    connection.reapCompletions(completions);
+                    Thread.yield();
+                }
+            }
+            if (connection.sentPosition < scanPosition || !postEndOfStream(connection, deadlineNs))
+            {
+                continue;
+            }
+            final long endOfStreamSeq = connection.wrsPosted;
+            while (connection.wrsCompleted < endOfStreamSeq && !connection.closeRequested &&
+                clock.nanoTime() - deadlineNs < 0)
+            {
+                connection.reapCompletions(completions);
+                Thread.yield();
+            }
+        }
+    }
+
+    private boolean postEndOfStream(final SubscriberConnection connection, final long deadlineNs)
+    {
+        while (!connection.hasRoomFor(1))
+        {
+            connection.reapCompletions(completions);
+            if (connection.closeRequested || clock.nanoTime() - deadlineNs >= 0)
+            {
+                return false;
+            }
+            Thread.yield();
+        }
+        batch.clear();
+        final long seq = connection.wrsPosted + 1;
+        final int flags = connection.addSlotWrite(batch, seq, connection.sentPosition,
+            SlotLayout.END_OF_STREAM_TIMESTAMP, connection.counterAddress, connection.counterRkey, 1);
+        if (PostResult.OK != connection.qp.postSend(batch))
+        {
+            return false;
+        }
+        connection.onPosted(seq, flags, 0, 0);
+        return true;
+    }
+
     private void retire(final SubscriberConnection connection)
     {
         connections = ArrayUtil.remove(connections, connection);
@@ -519,6 +583,7 @@ public final class RdmaSender implements MediaSender
         }
         closed = true;
         control.stopAccepting();
+        sendEndOfStream();
         for (final SubscriberConnection connection : connections)
         {
             connection.requestClose("publication closed");
