@@ -365,7 +365,8 @@ public final class ArchiveConnection implements AutoCloseable
                 checkAeronChannel(controlChannel, "controlChannel");
                 if (!controlChannel.startsWith("aeron:udp"))
                 {
-                    throw new IllegalArgumentException("controlChannel must be an aeron:udp channel: " + controlChannel);
+                    throw new IllegalArgumentException(
+                        "controlChannel must be an aeron:udp channel: " + controlChannel);
                 }
             }
             if (null == controlResponseChannel)

@@ -29,9 +29,9 @@ import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
  * <p>
  * Bytes stay in the retention buffer until the archive reports them recorded, and the image is read no further than
  * the retention beyond that: the recorder reads at the live rate while the archive writes behind it, and an archive
- * slower than that for longer than the retention back-pressures the Verbus stream instead of losing data. If the archive
- * goes away, what it had not recorded is still here, and is written again from the archive's stop position to a new
- * publication that extends the same recording.
+ * slower than that for longer than the retention back-pressures the Verbus stream instead of losing data. If the
+ * archive goes away, what it had not recorded is still here, and is written again from the archive's stop position to
+ * a new publication that extends the same recording.
  * <p>
  * Owned by the recorder agent's thread; nothing here is shared.
  */

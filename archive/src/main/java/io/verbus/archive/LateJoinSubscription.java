@@ -111,7 +111,8 @@ public final class LateJoinSubscription implements Subscription
                 final RecordingDescriptor latest = StreamRecordings.latest(archive, streamId);
                 if (null == latest)
                 {
-                    throw new IllegalStateException("no recording of stream " + streamId + " in the archive to join from");
+                    throw new IllegalStateException(
+                        "no recording of stream " + streamId + " in the archive to join from");
                 }
                 session = latest.sessionId();
             }

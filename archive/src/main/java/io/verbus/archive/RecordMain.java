@@ -88,7 +88,8 @@ public final class RecordMain
                     stop.countDown();
                 });
             }
-            final long endNs = 0 == durationS ? Long.MAX_VALUE : System.nanoTime() + TimeUnit.SECONDS.toNanos(durationS);
+            final long endNs = 0 == durationS ?
+                Long.MAX_VALUE : System.nanoTime() + TimeUnit.SECONDS.toNanos(durationS);
             final RecorderStatus status = new RecorderStatus(verbus);
             while (System.nanoTime() < endNs)
             {
@@ -218,8 +219,8 @@ public final class RecordMain
                 }
             });
             return String.format(Locale.ROOT,
-                "recorded position %d, %.1f MB/s, %d bytes read not yet recorded, %d gaps (%d bytes), archive lost %d " +
-                "times", values[0], values[2] / 1e6, values[1], values[3], values[4], values[5]);
+                "recorded position %d, %.1f MB/s, %d bytes read not yet recorded, %d gaps (%d bytes), " +
+                "archive lost %d times", values[0], values[2] / 1e6, values[1], values[3], values[4], values[5]);
         }
     }
 }

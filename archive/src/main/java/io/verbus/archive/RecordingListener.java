@@ -16,7 +16,11 @@ public interface RecordingListener
      * @param extended      true when an earlier recording that stopped exactly there goes on.
      */
     default void onRecordingStarted(
-        final long recordingId, final int streamId, final int sessionId, final long startPosition, final boolean extended)
+        final long recordingId,
+        final int streamId,
+        final int sessionId,
+        final long startPosition,
+        final boolean extended)
     {
     }
 

@@ -124,8 +124,8 @@ public final class ReplayMain
             if (recording.isVerbusRecording() && !sessions.contains(key))
             {
                 sessions.add(key);
-                for (final RecordingGap gap :
-                    StreamRecordings.gaps(StreamRecordings.ofSession(archive, recording.streamId(), recording.sessionId())))
+                for (final RecordingGap gap : StreamRecordings.gaps(
+                    StreamRecordings.ofSession(archive, recording.streamId(), recording.sessionId())))
                 {
                     out.println(gap);
                 }
@@ -211,7 +211,8 @@ public final class ReplayMain
                     final ReplayPublisher publisher = new ReplayPublisher(publication);
                     final ControlledFragmentHandler handler = (buffer, offset, length, header) ->
                     {
-                        final ControlledFragmentHandler.Action action = publisher.onFragment(buffer, offset, length, header);
+                        final ControlledFragmentHandler.Action action =
+                            publisher.onFragment(buffer, offset, length, header);
                         if (ControlledFragmentHandler.Action.CONTINUE == action)
                         {
                             summary.onFragment(buffer, offset, length, header);
@@ -274,7 +275,8 @@ public final class ReplayMain
             crc.update(frameBytes, 0, frameLength);
             if (firstPosition < 0)
             {
-                firstPosition = header.position() - org.agrona.BitUtil.align(frameLength, io.aeron.logbuffer.FrameDescriptor.FRAME_ALIGNMENT);
+                firstPosition = header.position() -
+                    org.agrona.BitUtil.align(frameLength, io.aeron.logbuffer.FrameDescriptor.FRAME_ALIGNMENT);
             }
             lastPosition = header.position();
             frames++;

@@ -69,7 +69,8 @@ public final class StreamRecordings
      * @param sessionId of the publisher.
      * @return that session's recordings ordered by start position (then recording id).
      */
-    public static List<RecordingDescriptor> ofSession(final AeronArchive archive, final int streamId, final int sessionId)
+    public static List<RecordingDescriptor> ofSession(
+        final AeronArchive archive, final int streamId, final int sessionId)
     {
         final List<RecordingDescriptor> recordings = new ArrayList<>();
         for (final RecordingDescriptor recording : ofStream(archive, streamId))

@@ -434,7 +434,8 @@ public final class VerbusRecorder implements Agent, AutoCloseable
 
     private void onArchiveLost(final String reason, final long nowNs)
     {
-        LOGGER.log(System.Logger.Level.WARNING, "archive lost (" + reason + "): retaining up to the retention of each image " +
+        LOGGER.log(System.Logger.Level.WARNING, "archive lost (" + reason + "): " +
+            "retaining up to the retention of each image " +
             "and reconnecting every " + TimeUnit.NANOSECONDS.toMillis(context.reconnectIntervalNs()) + " ms");
         for (int i = 0, size = recorders.size(); i < size; i++)
         {

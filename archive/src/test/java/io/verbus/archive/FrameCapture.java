@@ -133,7 +133,8 @@ final class FrameCapture
             for (int i = 0; null == mismatch && i < frameLength; i++)
             {
                 final boolean isIdField = (i >= 12 && i < 20) || (i >= 20 && i < 24);
-                if (!isIdField && buffer.getByte(offset + 12 + i) != other.owner().buffer.getByte(other.offset + 12 + i))
+                if (!isIdField &&
+                    buffer.getByte(offset + 12 + i) != other.owner().buffer.getByte(other.offset + 12 + i))
                 {
                     mismatch = "frame " + index + " at " + position + ": byte " + i + " differs";
                 }

@@ -25,8 +25,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *   <li>{@code fc=min}: the recorder back-pressures the publisher (it gets no further than the window beyond the
  *   recorder); once the recorder runs again everything is recorded, no gap.</li>
  *   <li>{@code fc=max} (here {@code fc=tagged}, which is max for the untagged recorder): the publisher follows the
- *   live subscriber and drops the recorder's connection before overrunning it; the recorder records what it had, rejoins at the publisher's position, reports the gap and
- *   records on in a new recording; both recordings replay byte for byte as the live stream was.</li>
+ *   live subscriber and drops the recorder's connection before overrunning it; the recorder records what it had,
+ *   rejoins at the publisher's position, reports the gap and records on in a new recording; both recordings replay
+ *   byte for byte as the live stream was.</li>
  * </ul>
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)

@@ -14,7 +14,8 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The publisher process of the cross-process archive tests: publishes {@link TestMessages} on a Verbus channel.
  * <pre>
- *   StreamPublisherMain &lt;verbus-dir&gt; &lt;channel&gt; &lt;stream-id&gt; &lt;count&gt; &lt;messages-per-second, 0 = unthrottled&gt;
+ *   StreamPublisherMain &lt;verbus-dir&gt; &lt;channel&gt; &lt;stream-id&gt; &lt;count&gt;
+ *       &lt;messages-per-second, 0 = unthrottled&gt;
  * </pre>
  * Prints {@code PORT p SESSION s}, waits for {@code GO} on stdin, publishes (printing {@code AT n} every tenth),
  * prints {@code PUBLISHED n POSITION p MS t}, then waits for {@code DONE}.

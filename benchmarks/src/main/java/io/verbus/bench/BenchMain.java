@@ -53,7 +53,8 @@ public final class BenchMain
 
         VERBUS_LOGGER.setLevel(Level.WARNING);
         final RunSettings settings = RunSettings.from(options);
-        final BenchReport report = new BenchRun(options, settings, System.err).run(Contenders.all(settings.pongerCpu()));
+        final BenchReport report =
+            new BenchRun(options, settings, System.err).run(Contenders.all(settings.pongerCpu()));
         System.out.println();
         System.out.print(ResultTable.render(report));
         write(report, options, System.out);

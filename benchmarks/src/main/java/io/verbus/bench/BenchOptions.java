@@ -231,7 +231,8 @@ public final class BenchOptions
             return Path.of("verbus-bench-latency.svg");
         }
         final String name = jsonFile.getFileName().toString();
-        final String stem = name.toLowerCase(Locale.ROOT).endsWith(".json") ? name.substring(0, name.length() - 5) : name;
+        final String stem = name.toLowerCase(Locale.ROOT).endsWith(".json") ?
+            name.substring(0, name.length() - 5) : name;
         return jsonFile.resolveSibling(stem + ".svg");
     }
 

@@ -24,7 +24,8 @@ public record MachineInfo(int cpus, String cpuModel, String jdk, String os, Stri
             readCpuModel(),
             System.getProperty("java.vm.vendor") + " " + System.getProperty("java.vm.name") + " " +
                 System.getProperty("java.runtime.version"),
-            System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"),
+            System.getProperty("os.name") + " " + System.getProperty("os.version") + " " +
+                System.getProperty("os.arch"),
             currentLoadAverage());
     }
 

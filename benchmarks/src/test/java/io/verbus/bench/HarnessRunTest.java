@@ -47,7 +47,8 @@ class HarnessRunTest
         for (final BenchResult result : results)
         {
             assertTrue(result.ok(), result.statusText());
-            assertTrue(result.messages() > 0 && result.messages() <= MAX_ROUND_TRIPS, "round trips " + result.messages());
+            assertTrue(
+                result.messages() > 0 && result.messages() <= MAX_ROUND_TRIPS, "round trips " + result.messages());
             assertEquals(result.messages(), result.histogram().getTotalCount());
             assertEquals("kernel TCP, loopback, blocking, TCP_NODELAY", result.provider());
         }
@@ -113,7 +114,9 @@ class HarnessRunTest
         final BenchRun run = run("--sizes", "32", "--throughput-sizes", "1024");
 
         for (final VerbusContender.Variant variant : List.of(
-            VerbusContender.Variant.IPC, VerbusContender.Variant.RDMA_SHM_DIRECT, VerbusContender.Variant.RDMA_SHM_AGENT))
+            VerbusContender.Variant.IPC,
+            VerbusContender.Variant.RDMA_SHM_DIRECT,
+            VerbusContender.Variant.RDMA_SHM_AGENT))
         {
             final VerbusContender contender = new VerbusContender(variant);
             final BenchResult latency = run.latency(contender).getFirst();
@@ -149,7 +152,8 @@ class HarnessRunTest
     {
         final BenchRun run = run("--sizes", "256", "--throughput-sizes", "4096");
 
-        for (final Contender contender : List.of(new FabricSendReceiveContender("shm"), new FabricWriteContender("shm")))
+        for (final Contender contender :
+            List.of(new FabricSendReceiveContender("shm"), new FabricWriteContender("shm")))
         {
             final BenchResult latency = run.latency(SeedComparison.LATENCY_PART, contender).getFirst();
             final BenchResult throughput = run.throughput(SeedComparison.THROUGHPUT_PART, contender).getFirst();
@@ -329,7 +333,8 @@ class HarnessRunTest
     private BenchRun run(final String... extraArgs)
     {
         final String[] args = new String[extraArgs.length + 6];
-        System.arraycopy(new String[]{ "--warmup-ms", "20", "--measure-ms", "100", "--throughput-ms", "50" }, 0, args, 0, 6);
+        System.arraycopy(
+            new String[]{ "--warmup-ms", "20", "--measure-ms", "100", "--throughput-ms", "50" }, 0, args, 0, 6);
         System.arraycopy(extraArgs, 0, args, 6, extraArgs.length);
         final BenchOptions options = BenchOptions.parse(args);
         final RunSettings settings = new RunSettings(

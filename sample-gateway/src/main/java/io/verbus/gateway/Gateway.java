@@ -62,7 +62,8 @@ public final class Gateway implements AutoCloseable
      * @param errorHandler told of agent errors.
      * @return the running gateway.
      */
-    public static Gateway launch(final GatewayConfig config, final Recorder tickToTrade, final ErrorHandler errorHandler)
+    public static Gateway launch(
+        final GatewayConfig config, final Recorder tickToTrade, final ErrorHandler errorHandler)
     {
         final Verbus verbus = Verbus.launch(new Verbus.Context()
             .dir(config.verbusDir())

@@ -218,8 +218,8 @@ public final class GatewayConfig
         if (launchesProcesses() && null != transport && transport != Transport.RDMA)
         {
             throw new IllegalArgumentException("--launch processes puts the parts in separate processes, which " +
-                "needs --transport rdma; for --transport " + transport.name().toLowerCase(Locale.ROOT).replace('_', '-') +
-                " use --launch single");
+                "needs --transport rdma; for --transport " +
+                transport.name().toLowerCase(Locale.ROOT).replace('_', '-') + " use --launch single");
         }
         if (warmupNs >= durationNs)
         {

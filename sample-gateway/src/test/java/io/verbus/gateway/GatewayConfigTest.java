@@ -124,7 +124,8 @@ class GatewayConfigTest
         "--imbalance 50          | --imbalance: 50 is out of range 51 to 100",
         "--launch cloud          | --launch: 'cloud' must be single or processes",
         "--launch processes --role feed --transport rdma | --role runs the named parts in this process",
-        "--transport ipc         | --launch processes puts the parts in separate processes, which needs --transport rdma",
+        "--transport ipc         | --launch processes puts the parts in separate processes, " +
+            "which needs --transport rdma",
     })
     void shouldRejectBadFlagsNamingTheFlagAndTheProblem(final String args, final String expectedMessageStart)
     {
@@ -159,7 +160,8 @@ class GatewayConfigTest
         for (final String flag : new String[]{ "--duration", "--warmup", "--progress", "--out", "--rate",
             "--instruments", "--depth", "--burst", "--seed", "--imbalance", "--max-order-qty", "--position-limit",
             "--fill-percent", "--idle", "--busy-spin", "--driver-idle", "--threads", "--parts-cpu", "--feed-cpu",
-            "--strategy-cpu", "--orders-cpu", "--driver-cpu", "--role", "--launch", "--transport", "--provider", "--md-endpoint",
+            "--strategy-cpu", "--orders-cpu", "--driver-cpu", "--role", "--launch", "--transport", "--provider",
+            "--md-endpoint",
             "--order-endpoint", "--report-endpoint", "--md-channel", "--order-channel", "--report-channel", "--dir",
             "--help", "--secret-file" })
         {

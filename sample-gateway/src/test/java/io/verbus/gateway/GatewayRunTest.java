@@ -31,7 +31,8 @@ class GatewayRunTest
 
     private GatewayConfig config(final String transport, final String duration)
     {
-        return GatewayConfig.parse("--launch", "single", "--transport", transport, "--duration", duration, "--warmup", "1s",
+        return GatewayConfig.parse(
+            "--launch", "single", "--transport", transport, "--duration", duration, "--warmup", "1s",
             "--rate", "5000", "--instruments", "4", "--idle", "sleeping", "--driver-idle", "sleeping",
             "--progress", "1s", "--out", dir.resolve("out").toString(), "--dir", dir.resolve("verbus").toString());
     }

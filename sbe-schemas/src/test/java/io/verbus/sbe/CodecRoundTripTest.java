@@ -256,6 +256,7 @@ class CodecRoundTripTest
     {
         final int length = sample.encode(buffer, OFFSET);
         final Set<String> variableLength = Set.of("OrderReject");
-        assertEquals(!variableLength.contains(sample.name()), length % 32 == 0, sample.name() + " is " + length + " bytes");
+        assertEquals(
+            !variableLength.contains(sample.name()), length % 32 == 0, sample.name() + " is " + length + " bytes");
     }
 }

@@ -111,7 +111,8 @@ class TruncatedBufferTest
                 }
                 catch (final IndexOutOfBoundsException ex)
                 {
-                    fail("accepted " + sample + " (" + result + " of " + received + " bytes) but decoding overran: " + ex);
+                    fail("accepted " + sample + " (" + result + " of " + received + " bytes) " +
+                        "but decoding overran: " + ex);
                 }
                 catch (final IllegalArgumentException unknownTemplateInOtherwiseValidShape)
                 {

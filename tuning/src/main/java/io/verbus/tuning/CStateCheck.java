@@ -60,7 +60,8 @@ public final class CStateCheck implements HostCheck
             final String driver = fs.read(CheckContext.CPU_DIR + "/cpuidle/current_driver").orElse("none");
             return List.of(CheckResult.absent(ITEM,
                 "no cpuidle states (driver: " + driver + "): idle is left to the hypervisor or firmware",
-                "none here; on bare metal: " + Grub.addKernelParameters("intel_idle.max_cstate=1 processor.max_cstate=1")));
+                "none here; on bare metal: " +
+                Grub.addKernelParameters("intel_idle.max_cstate=1 processor.max_cstate=1")));
         }
 
         if (deepStates.isEmpty())

@@ -17,7 +17,8 @@ public final class CpuIsolationCheck implements HostCheck
     {
         if (context.onlineCpus().size() == 1)
         {
-            final String detail = "only 1 CPU online: nothing can be isolated, the spinning thread shares it with the OS";
+            final String detail =
+                "only 1 CPU online: nothing can be isolated, the spinning thread shares it with the OS";
             final String fix = "run latency work on a host with at least 2 cores";
             return List.of(
                 CheckResult.manual(Status.WARN, ISOLCPUS, detail, fix),

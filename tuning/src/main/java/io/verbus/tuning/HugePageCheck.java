@@ -49,7 +49,8 @@ public final class HugePageCheck implements HostCheck
         if (!pool1G.present)
         {
             results.add(CheckResult.absent(ITEM_1G,
-                "no " + DIR_1G + ": the CPU or kernel offers no 1 GiB pages (cpu flag pdpe1gb)", "none; 2 MiB pages serve"));
+                "no " + DIR_1G + ": the CPU or kernel offers no 1 GiB pages (cpu flag pdpe1gb)",
+                "none; 2 MiB pages serve"));
         }
         else if (covered1G)
         {
@@ -106,7 +107,8 @@ public final class HugePageCheck implements HostCheck
         private final long free;
         private final long reserved;
 
-        private Pool(final boolean present, final long pageBytes, final long total, final long free, final long reserved)
+        private Pool(
+            final boolean present, final long pageBytes, final long total, final long free, final long reserved)
         {
             this.present = present;
             this.pageBytes = pageBytes;
@@ -122,7 +124,9 @@ public final class HugePageCheck implements HostCheck
                 return new Pool(false, pageBytes, 0, 0, 0);
             }
             return new Pool(true, pageBytes,
-                number(fs, dir + "/nr_hugepages"), number(fs, dir + "/free_hugepages"), number(fs, dir + "/resv_hugepages"));
+                number(fs, dir + "/nr_hugepages"),
+                number(fs, dir + "/free_hugepages"),
+                number(fs, dir + "/resv_hugepages"));
         }
 
         private static long number(final HostFs fs, final String path)

@@ -65,8 +65,8 @@ public final class IrqAffinityCheck implements HostCheck
         if (affinity.isEmpty())
         {
             return CheckResult.manual(Status.WARN, item,
-                irqs.size() + " IRQs but no readable /proc/irq/N/smp_affinity_list", "cat /proc/irq/" + irqs.getFirst() +
-                "/smp_affinity_list");
+                irqs.size() + " IRQs but no readable /proc/irq/N/smp_affinity_list",
+                "cat /proc/irq/" + irqs.getFirst() + "/smp_affinity_list");
         }
 
         final CpuSet latencyCpus = context.latencyCpus();

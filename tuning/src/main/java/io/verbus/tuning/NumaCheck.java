@@ -35,8 +35,8 @@ public final class NumaCheck implements HostCheck
         final Map<Integer, CpuSet> nodes = context.numaNodes();
         if (nodes.isEmpty())
         {
-            return CheckResult.absent(NODES, "no " + CheckContext.NODE_DIR + ": a kernel without NUMA, one memory domain",
-                CheckResult.NO_FIX);
+            return CheckResult.absent(NODES,
+                "no " + CheckContext.NODE_DIR + ": a kernel without NUMA, one memory domain", CheckResult.NO_FIX);
         }
 
         final List<String> parts = new ArrayList<>();

@@ -18,7 +18,9 @@ public final class RdmaPortCheck implements HostCheck
     /** Largest RDMA MTU; both InfiniBand and RoCE top out here. */
     static final int BEST_MTU = 4096;
 
-    /** RoCE v2 headers the kernel subtracts from the netdev MTU to get the RDMA MTU: GRH, UDP, BTH, extensions, ICRC. */
+    /**
+     * RoCE v2 headers the kernel subtracts from the netdev MTU to get the RDMA MTU: GRH, UDP, BTH, extensions, ICRC.
+     */
     static final int ROCE_HEADER_BYTES = 96;
 
     static final int JUMBO_MTU = 9000;
@@ -64,8 +66,8 @@ public final class RdmaPortCheck implements HostCheck
     private static CheckResult port(final RdmaDevice device, final RdmaPort port)
     {
         final String item = "rdma." + port.name();
-        final String found = port.state() + " (" + port.physicalState() + "), " + port.linkLayer() + ", " + port.rate() +
-            (port.isEthernet() ? ", RoCE v2 GIDs " + (port.roceV2GidIndexes().isEmpty() ?
+        final String found = port.state() + " (" + port.physicalState() + "), " + port.linkLayer() + ", " +
+            port.rate() + (port.isEthernet() ? ", RoCE v2 GIDs " + (port.roceV2GidIndexes().isEmpty() ?
             "none" : port.roceV2GidIndexes().toString()) : "");
         if (!port.isActive())
         {
@@ -105,7 +107,8 @@ public final class RdmaPortCheck implements HostCheck
         if (port.isInfiniBand())
         {
             final Optional<Integer> active = port.activeMtu().or(() -> ibvDevinfoActiveMtu(context, port));
-            final String readCommand = "ibv_devinfo -d " + port.device() + " -i " + port.number() + " | grep active_mtu";
+            final String readCommand =
+                "ibv_devinfo -d " + port.device() + " -i " + port.number() + " | grep active_mtu";
             if (active.isEmpty())
             {
                 return CheckResult.manual(Status.WARN, item,

@@ -21,7 +21,8 @@ public final class TransparentHugePageCheck implements HostCheck
         if (enabled.isEmpty())
         {
             return List.of(CheckResult.absent(ITEM,
-                "no " + DIR + ": the kernel has no transparent hugepages, nothing can stall on them", CheckResult.NO_FIX));
+                "no " + DIR + ": the kernel has no transparent hugepages, nothing can stall on them",
+                CheckResult.NO_FIX));
         }
 
         final String found = "enabled=" + enabled.get() + ", defrag=" + defrag.orElse("unknown");

@@ -168,7 +168,8 @@ public record TuneOptions(
         }
         catch (final NumberFormatException ex)
         {
-            throw new IllegalArgumentException("flag '" + flag + "': not a size '" + value + "' (e.g. 64k, 16m, 1g)", ex);
+            throw new IllegalArgumentException(
+                "flag '" + flag + "': not a size '" + value + "' (e.g. 64k, 16m, 1g)", ex);
         }
         if (bytes <= 0)
         {

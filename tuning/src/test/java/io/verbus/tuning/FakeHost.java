@@ -240,7 +240,8 @@ final class FakeHost
             .file("/sys/kernel/mm/transparent_hugepage/defrag", "always defer defer+madvise [madvise] never")
             .hugePages("hugepages-2048kB", 512, 512)
             .hugePages("hugepages-1048576kB", 0, 0)
-            .file("/proc/mounts", "sysfs /sys sysfs rw 0 0\nhugetlbfs /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0")
+            .file("/proc/mounts",
+                "sysfs /sys sysfs rw 0 0\nhugetlbfs /dev/hugepages hugetlbfs rw,relatime,pagesize=2M 0 0")
             .memlock("unlimited")
             .file("/sys/devices/system/node/node0/cpulist", "0-3")
             .file("/sys/devices/system/node/node1/cpulist", "4-7")

@@ -47,7 +47,8 @@ class HostReportTest
         assertLine(lines.get(i++), Status.OK, "cpu.isolcpus", "CPUs 2-3 isolated, covering pinned CPUs 2-3", "none");
         assertLine(lines.get(i++), Status.OK, "cpu.nohz_full", "tickless on CPUs 2-3", "none");
         assertLine(lines.get(i++), Status.OK, "cpu.rcu_nocbs", "no RCU callbacks on CPUs 2-3", "none");
-        assertLine(lines.get(i++), Status.OK, "cpu.cstates", "deepest enabled idle state C1 exits in 2 us (limit 2 us)", "none");
+        assertLine(lines.get(i++), Status.OK, "cpu.cstates",
+            "deepest enabled idle state C1 exits in 2 us (limit 2 us)", "none");
         assertLine(lines.get(i++), Status.OK, "mem.thp", "enabled=madvise, defrag=madvise", "none");
         assertLine(lines.get(i++), Status.OK, "mem.hugepages-2M",
             "512 reserved, 512 free (1 GiB) covers the rings' 48 MiB (assumed term-length 16m x 3 partitions x 1 " +

@@ -69,7 +69,8 @@ class TuneApplyTest
 
         final List<String> commands = apply.plannedCommands();
 
-        assertTrue(commands.contains("echo 24 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"), commands::toString);
+        assertTrue(
+            commands.contains("echo 24 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"), commands::toString);
         assertTrue(commands.contains(CpuGovernorCheck.FIX_COMMAND), commands::toString);
         assertTrue(commands.contains("for i in 120 121; do echo 0-1 > /proc/irq/$i/smp_affinity_list; done"),
             commands::toString);

@@ -30,8 +30,8 @@ import java.util.concurrent.TimeUnit;
  * <p>
  * Two cores allow two spinning threads, and those are the pinger and the ponger (or publisher and subscriber). So
  * the driver runs in {@link ThreadingMode#INVOKER} mode, the client conductor too, and the pinger (publisher)
- * thread drives their duty cycles whenever it waits; for UDP that is where the sender and receiver run, for IPC it only advances publication
- * limits and housekeeping. The provider label says so.
+ * thread drives their duty cycles whenever it waits; for UDP that is where the sender and receiver run, for IPC it
+ * only advances publication limits and housekeeping. The provider label says so.
  */
 public final class AeronContender implements Contender
 {
@@ -361,7 +361,8 @@ public final class AeronContender implements Contender
             {
                 if (Publication.CLOSED == result || Publication.MAX_POSITION_EXCEEDED == result)
                 {
-                    throw new IllegalStateException("pong publication refused the echo: " + Publication.errorString(result));
+                    throw new IllegalStateException(
+                        "pong publication refused the echo: " + Publication.errorString(result));
                 }
                 final long nowNs = System.nanoTime();
                 if (0 == deadlineNs)

@@ -120,7 +120,8 @@ public final class EchoProcessMain
         }
     }
 
-    private static void offerOrFail(final Streams streams, final DirectBuffer buffer, final int offset, final int length)
+    private static void offerOrFail(
+        final Streams streams, final DirectBuffer buffer, final int offset, final int length)
     {
         long deadlineNs = 0;
         long result;
@@ -206,8 +207,8 @@ public final class EchoProcessMain
         final Aeron aeron = Aeron.connect(new Aeron.Context().aeronDirectoryName(aeronDir));
         final io.aeron.Subscription subscription =
             aeron.addSubscription(CrossProcessContender.AERON_IPC_CHANNEL, CrossProcessContender.PING_STREAM_ID);
-        final io.aeron.Publication publication =
-            aeron.addExclusivePublication(CrossProcessContender.AERON_IPC_CHANNEL, CrossProcessContender.PONG_STREAM_ID);
+        final io.aeron.Publication publication = aeron.addExclusivePublication(
+            CrossProcessContender.AERON_IPC_CHANNEL, CrossProcessContender.PONG_STREAM_ID);
         return new Streams()
         {
             public int poll(final FragmentHandler handler)

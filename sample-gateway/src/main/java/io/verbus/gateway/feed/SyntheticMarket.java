@@ -52,7 +52,8 @@ public final class SyntheticMarket
      * @param startPrice   initial best bid as a mantissa; a multiple of {@link #TICK_SIZE}.
      * @param random       source of randomness (its own, or split from the feed's).
      */
-    public SyntheticMarket(final int instrumentId, final int depth, final long startPrice, final SplittableRandom random)
+    public SyntheticMarket(
+        final int instrumentId, final int depth, final long startPrice, final SplittableRandom random)
     {
         if (depth < 2)
         {

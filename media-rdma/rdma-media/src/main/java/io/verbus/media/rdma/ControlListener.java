@@ -88,7 +88,8 @@ final class ControlListener implements AutoCloseable
     {
         this.helloDeadlineMs = Math.min(HELLO_DEADLINE_MS_MAX, stepTimeoutMs);
         this.handshakeDeadlineMs = helloDeadlineMs + 3 * stepTimeoutMs;
-        this.maxPendingHandshakes = Integer.getInteger(MAX_PENDING_HANDSHAKES_PROP_NAME, MAX_PENDING_HANDSHAKES_DEFAULT);
+        this.maxPendingHandshakes =
+            Integer.getInteger(MAX_PENDING_HANDSHAKES_PROP_NAME, MAX_PENDING_HANDSHAKES_DEFAULT);
         if (maxPendingHandshakes < 1)
         {
             throw new IllegalArgumentException(MAX_PENDING_HANDSHAKES_PROP_NAME + " must be at least 1: " +

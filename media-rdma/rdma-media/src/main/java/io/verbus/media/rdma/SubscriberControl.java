@@ -255,8 +255,9 @@ final class SubscriberControl implements AutoCloseable
         if (publication.termLength() > limits.maxTermLength())
         {
             throw new HandshakeException(HandshakeException.Reason.OUT_OF_RANGE, "CHALLENGE.termLength=" +
-                publication.termLength() + " exceeds this subscriber's cap " + SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME +
-                "=" + limits.maxTermLength() + " (a ring is three terms of pinned memory)");
+                publication.termLength() + " exceeds this subscriber's cap " +
+                SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME + "=" + limits.maxTermLength() +
+                " (a ring is three terms of pinned memory)");
         }
         final FabricEndpoint endpoint = withinRingMemory(endpointFor(publication.providerId()),
             publication.providerId(), 3L * publication.termLength());

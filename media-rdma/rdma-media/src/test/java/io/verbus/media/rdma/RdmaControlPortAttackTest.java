@@ -123,7 +123,8 @@ class RdmaControlPortAttackTest
             assertTrue(rejected[0] >= DRIBBLERS / 2, "most dribblers reached the endpoint: " + rejected[0]);
             assertEquals(rejected[0], RdmaHandshakeOverTcpTest.rejectedCounter(rig), "the counter agrees");
             final long warnings = records.stream().filter(r -> r.getLevel() == Level.WARNING).count();
-            assertTrue(warnings <= 10, "rate-limited: " + warnings + " WARNING lines for " + rejected[0] + " rejections");
+            assertTrue(
+                warnings <= 10, "rate-limited: " + warnings + " WARNING lines for " + rejected[0] + " rejections");
         }
         finally
         {

@@ -132,16 +132,7 @@ class RdmaDirectModeCrossProcessTest
         final List<String> common = List.of(
             "--sizes=" + variant.sizes(), "--stall-ms=" + STALL_MS, "--driver-idle=backoff");
         final String timeout = "-D" + RdmaPeerMain.TIMEOUT_PROP_NAME + "=" + (RUN_BOUND_MS / 1000 - 10);
-        final List<String> publisherCommand = PeerProcesses.javaCommand(SECRET, runDir.resolve("fabric"), timeout);
-        publisherCommand.addAll(List.of("publish", runDir.resolve("pub").toString(),
-            "rdma:endpoint=127.0.0.1:0|provider=" + variant.provider() + "|term-length=" + TERM_LENGTH,
-            Integer.toString(STREAM_ID), Long.toString(MESSAGES), "--exclusive", "--send=" + variant.send(),
-            "--subscribers=" + (variant.subscribers() - (variant.lateJoiner() ? 1 : 0))));
-        if (variant.lateJoiner())
-        {
-            publisherCommand.add("--late-joiner-by=" + MESSAGES / 2);
-        }
-        publisherCommand.addAll(common);
+        final List<String> publisherCommand = publisherCommand(variant, runDir, timeout, common);
 
         final List<Process> processes = new ArrayList<>();
         final List<Peer> peers = new ArrayList<>();
@@ -156,78 +147,20 @@ class RdmaDirectModeCrossProcessTest
             final int port = Integer.parseInt(portLine.substring(5).trim());
 
             final List<Peer> subscribers = new ArrayList<>();
-            for (int i = 0; i < variant.subscribers(); i++)
+            final String notStarted =
+                startSubscribers(variant, runDir, timeout, common, port, subscribers, processes, peers);
+            if (null != notStarted)
             {
-                final boolean late = variant.lateJoiner() && i == variant.subscribers() - 1;
-                if (late && !subscribers.get(0).awaitProgress(MESSAGES / 5, RUN_BOUND_MS))
-                {
-                    // Mid-stream: once the first subscriber has a fifth of the messages (the publisher holds at half
-                    // until the late joiner is in, so it joins between the two while messages flow).
-                    return "subscriber 0 did not get a fifth of the messages\n    " + subscribers.get(0).tail();
-                }
-                final List<String> command = PeerProcesses.javaCommand(SECRET, runDir.resolve("fabric"), timeout);
-                command.addAll(List.of("subscribe", runDir.resolve("sub-" + i).toString(),
-                    "rdma:endpoint=127.0.0.1:" + port + "|provider=" + variant.provider(),
-                    Integer.toString(STREAM_ID), Long.toString(MESSAGES)));
-                command.addAll(common);
-                if (late)
-                {
-                    command.add("--late-joiner");
-                }
-                subscribers.add(Peer.start((late ? "late subscriber " : "subscriber ") + i, command, processes,
-                    peers));
+                return notStarted;
             }
 
-            // Every peer reports one result line; the first FAILED (or a peer that dies without a result, or the
-            // run bound) ends the run, so a stall or a loss is reported within seconds, not at the bound.
-            final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RUN_BOUND_MS);
-            final List<String> problems = new ArrayList<>();
-            publisher.expect("PUBLISHED " + MESSAGES, "PUBLISHED");
-            for (final Peer subscriber : subscribers)
+            final String problems = awaitResults(variant, publisher, subscribers, peers);
+            if (null != problems)
             {
-                subscriber.expect("RECEIVED " + MESSAGES + " OK first=0", "RECEIVED");
-            }
-            if (variant.lateJoiner())
-            {
-                subscribers.get(subscribers.size() - 1).expectLateJoin(MESSAGES);
-            }
-            while (problems.isEmpty() && !peers.stream().allMatch(Peer::succeeded))
-            {
-                if (System.nanoTime() > deadlineNs)
-                {
-                    problems.add("no result within the run bound of " + RUN_BOUND_MS + " ms");
-                    break;
-                }
-                for (final Peer peer : peers)
-                {
-                    final String problem = peer.pollResult();
-                    if (null != problem)
-                    {
-                        problems.add(peer.name + ": " + problem);
-                    }
-                }
-            }
-            if (!problems.isEmpty())
-            {
-                final StringBuilder report = new StringBuilder(String.join("\n", problems));
-                for (final Peer peer : peers)
-                {
-                    report.append("\n  ").append(peer.name).append(" output (last lines):\n    ").append(peer.tail());
-                }
-                return report.toString();
+                return problems;
             }
 
-            publisher.say("DONE");
-            assertTrue(publisher.process.waitFor(30, TimeUnit.SECONDS), "publisher exits after DONE");
-            for (final Peer peer : peers)
-            {
-                assertTrue(peer.process.waitFor(30, TimeUnit.SECONDS), peer.name + " exits");
-                if (0 != peer.process.exitValue())
-                {
-                    return peer.name + " exited with " + peer.process.exitValue() + "\n    " + peer.tail();
-                }
-            }
-            return null;
+            return awaitExits(publisher, peers);
         }
         finally
         {
@@ -240,6 +173,123 @@ class RdmaDirectModeCrossProcessTest
                 process.waitFor(30, TimeUnit.SECONDS);
             }
         }
+    }
+
+    private static List<String> publisherCommand(
+        final Variant variant, final Path runDir, final String timeout, final List<String> common)
+    {
+        final List<String> publisherCommand = PeerProcesses.javaCommand(SECRET, runDir.resolve("fabric"), timeout);
+        publisherCommand.addAll(List.of("publish", runDir.resolve("pub").toString(),
+            "rdma:endpoint=127.0.0.1:0|provider=" + variant.provider() + "|term-length=" + TERM_LENGTH,
+            Integer.toString(STREAM_ID), Long.toString(MESSAGES), "--exclusive", "--send=" + variant.send(),
+            "--subscribers=" + (variant.subscribers() - (variant.lateJoiner() ? 1 : 0))));
+        if (variant.lateJoiner())
+        {
+            publisherCommand.add("--late-joiner-by=" + MESSAGES / 2);
+        }
+        publisherCommand.addAll(common);
+        return publisherCommand;
+    }
+
+    /** @return null once every subscriber process is started (into {@code subscribers}), else why not. */
+    private static String startSubscribers(
+        final Variant variant,
+        final Path runDir,
+        final String timeout,
+        final List<String> common,
+        final int port,
+        final List<Peer> subscribers,
+        final List<Process> processes,
+        final List<Peer> peers) throws IOException, InterruptedException
+    {
+        for (int i = 0; i < variant.subscribers(); i++)
+        {
+            final boolean late = variant.lateJoiner() && i == variant.subscribers() - 1;
+            if (late && !subscribers.get(0).awaitProgress(MESSAGES / 5, RUN_BOUND_MS))
+            {
+                // Mid-stream: once the first subscriber has a fifth of the messages (the publisher holds at half
+                // until the late joiner is in, so it joins between the two while messages flow).
+                return "subscriber 0 did not get a fifth of the messages\n    " + subscribers.get(0).tail();
+            }
+            final List<String> command = PeerProcesses.javaCommand(SECRET, runDir.resolve("fabric"), timeout);
+            command.addAll(List.of("subscribe", runDir.resolve("sub-" + i).toString(),
+                "rdma:endpoint=127.0.0.1:" + port + "|provider=" + variant.provider(),
+                Integer.toString(STREAM_ID), Long.toString(MESSAGES)));
+            command.addAll(common);
+            if (late)
+            {
+                command.add("--late-joiner");
+            }
+            subscribers.add(Peer.start((late ? "late subscriber " : "subscriber ") + i, command, processes,
+                peers));
+        }
+        return null;
+    }
+
+    /**
+     * Every peer reports one result line; the first FAILED (or a peer that dies without a result, or the run bound)
+     * ends the run, so a stall or a loss is reported within seconds, not at the bound.
+     *
+     * @return null once every peer reported success, else the problems with every peer's last output lines.
+     */
+    private static String awaitResults(
+        final Variant variant, final Peer publisher, final List<Peer> subscribers, final List<Peer> peers)
+        throws InterruptedException
+    {
+        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RUN_BOUND_MS);
+        final List<String> problems = new ArrayList<>();
+        publisher.expect("PUBLISHED " + MESSAGES, "PUBLISHED");
+        for (final Peer subscriber : subscribers)
+        {
+            subscriber.expect("RECEIVED " + MESSAGES + " OK first=0", "RECEIVED");
+        }
+        if (variant.lateJoiner())
+        {
+            subscribers.get(subscribers.size() - 1).expectLateJoin(MESSAGES);
+        }
+        while (problems.isEmpty() && !peers.stream().allMatch(Peer::succeeded))
+        {
+            if (System.nanoTime() > deadlineNs)
+            {
+                problems.add("no result within the run bound of " + RUN_BOUND_MS + " ms");
+                break;
+            }
+            for (final Peer peer : peers)
+            {
+                final String problem = peer.pollResult();
+                if (null != problem)
+                {
+                    problems.add(peer.name + ": " + problem);
+                }
+            }
+        }
+        if (!problems.isEmpty())
+        {
+            final StringBuilder report = new StringBuilder(String.join("\n", problems));
+            for (final Peer peer : peers)
+            {
+                report.append("\n  ").append(peer.name).append(" output (last lines):\n    ").append(peer.tail());
+            }
+            return report.toString();
+        }
+        return null;
+    }
+
+    /** @return null once the publisher is told DONE and every peer exits with 0, else which did not. */
+    private static String awaitExits(final Peer publisher, final List<Peer> peers)
+        throws IOException, InterruptedException
+    {
+        publisher.say("DONE");
+        assertTrue(publisher.process.waitFor(30, TimeUnit.SECONDS), "publisher exits after DONE");
+        for (final Peer peer : peers)
+        {
+            assertTrue(peer.process.waitFor(30, TimeUnit.SECONDS), peer.name + " exits");
+            if (0 != peer.process.exitValue())
+            {
+                return peer.name + " exited with " + peer.process.exitValue() + "\n    " + peer.tail();
+            }
+        }
+        return null;
     }
 
     /** A peer JVM and what it printed. */

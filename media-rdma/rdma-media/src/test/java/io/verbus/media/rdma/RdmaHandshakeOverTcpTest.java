@@ -139,7 +139,8 @@ class RdmaHandshakeOverTcpTest
         final long[] value = {-1};
         counters.forEach((id, typeId, key, label) ->
         {
-            if (RdmaCounters.HANDSHAKES_REJECTED_TYPE_ID == typeId && label.startsWith("rdma handshakes rejected: stream=") &&
+            if (RdmaCounters.HANDSHAKES_REJECTED_TYPE_ID == typeId &&
+                label.startsWith("rdma handshakes rejected: stream=") &&
                 label.contains(" session="))
             {
                 value[0] = counters.getCounterValue(id);

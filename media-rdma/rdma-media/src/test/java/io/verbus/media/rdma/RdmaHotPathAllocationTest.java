@@ -89,7 +89,8 @@ class RdmaHotPathAllocationTest
     {
         final com.sun.management.ThreadMXBean threads =
             (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
-        final String previousSecret = System.setProperty(RdmaSecret.SECRET_PROP_NAME, "allocation-test-secret-0123456789");
+        final String previousSecret =
+            System.setProperty(RdmaSecret.SECRET_PROP_NAME, "allocation-test-secret-0123456789");
         final String previousShmDir = System.setProperty(FabricContext.SHM_DIR_PROP_NAME, fabricDir.toString());
         // Invoker mode: the driver's agents run on this thread too, so everything measured is on one thread.
         try (Verbus verbus = Verbus.launch(new Verbus.Context().dir(dir.resolve("verbus").toString())
@@ -98,7 +99,8 @@ class RdmaHotPathAllocationTest
             final ExclusivePublication publication =
                 verbus.addExclusivePublication("rdma:endpoint=127.0.0.1:0|provider=shm|term-length=1m", 5001);
             final Subscription subscription = verbus.addSubscription(
-                "rdma:endpoint=127.0.0.1:" + RdmaVerbusTest.controlPort(verbus.countersReader()) + "|provider=shm", 5001);
+                "rdma:endpoint=127.0.0.1:" + RdmaVerbusTest.controlPort(verbus.countersReader()) + "|provider=shm",
+                5001);
             final long connectDeadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (!publication.isConnected() || 0 == subscription.imageCount())
             {

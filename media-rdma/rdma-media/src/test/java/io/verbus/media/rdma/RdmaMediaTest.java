@@ -116,7 +116,8 @@ class RdmaMediaTest
         rig.addSubscriber();
         awaitConnected(3);
         final TestImageSink.TestImage late = rig.subscribers.get(2).image();
-        assertEquals(positionBeforeJoin, late.descriptor.joinPosition(), "a late joiner starts at the current position");
+        assertEquals(
+            positionBeforeJoin, late.descriptor.joinPosition(), "a late joiner starts at the current position");
 
         publish(5_000, 5_000);
         rig.awaitCondition("second batch delivered", 30_000, () ->

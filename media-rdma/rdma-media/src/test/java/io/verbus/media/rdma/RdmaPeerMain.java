@@ -12,6 +12,7 @@ import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.status.CountersReader;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
@@ -145,15 +146,9 @@ public final class RdmaPeerMain
         System.out.flush();
 
         final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
-        while (subscriberCount(counters) < options.subscribers)
+        if (!awaitSubscribers(counters, options, deadlineNs))
         {
-            if (System.nanoTime() > deadlineNs)
-            {
-                System.out.println("FAILED only " + subscriberCount(counters) + " of " + options.subscribers +
-                    " subscribers connected");
-                return 1;
-            }
-            RdmaRig.sleepMicros(1000);
+            return 1;
         }
 
         final ExpandableArrayBuffer message = new ExpandableArrayBuffer(MessageStream.MAX_FRAGMENTED_LENGTH);
@@ -169,16 +164,9 @@ public final class RdmaPeerMain
         {
             if (sequence == options.lateJoinerBy && subscriberCount(counters) <= options.subscribers)
             {
-                // The late joiner is not in yet: hold here (the sender agent drives the idle writer's media).
-                final long holdDeadlineNs = System.nanoTime() + TIMEOUT_NS;
-                while (subscriberCount(counters) <= options.subscribers)
+                if (!awaitLateJoiner(counters, options))
                 {
-                    if (System.nanoTime() > holdDeadlineNs)
-                    {
-                        System.out.println("FAILED the late joiner never connected");
-                        return 1;
-                    }
-                    RdmaRig.sleepMicros(1000);
+                    return 1;
                 }
                 lastProgressNs = System.nanoTime();
             }
@@ -190,7 +178,8 @@ public final class RdmaPeerMain
                 {
                     if (sequence % ABORT_EVERY == 0 && abortedFor != sequence)
                     {
-                        // A claim given back: it becomes padding the subscriber must skip, and the next claim follows it.
+                        // A claim given back: it becomes padding the subscriber must skip, and the next claim
+                        // follows it.
                         abortedFor = sequence;
                         claim.buffer().setMemory(claim.offset(), length, (byte)0x5A);
                         claim.abort();
@@ -223,13 +212,8 @@ public final class RdmaPeerMain
             backPressured++;
             if (nowNs - lastProgressNs > options.stallNs || nowNs > deadlineNs)
             {
-                System.out.println("FAILED publisher " + (nowNs > deadlineNs ?
-                    "out of time (" + TIMEOUT_PROP_NAME + ") at message " + sequence :
-                    "stalled at message " + sequence + " for " +
-                    TimeUnit.NANOSECONDS.toMillis(nowNs - lastProgressNs) + " ms") + ": last result " + result +
-                    ", position " + publication.position() + ", limit " + publication.positionLimit() +
-                    ", connected " + publication.isConnected() + ", driver error " + firstError.get() + "; " +
-                    rdmaCounters(counters));
+                reportPublisherStall(
+                    nowNs, deadlineNs, lastProgressNs, sequence, result, publication, firstError, counters);
                 return 1;
             }
             if (SendMode.FLUSH == options.send && null != exclusive)
@@ -242,13 +226,72 @@ public final class RdmaPeerMain
             " ms, not accepted " + backPressured + " times, position " + publication.position());
         System.out.println("PUBLISHED " + sequence); // exactly this: the Soft-RoCE guest script matches it
         System.out.flush();
+        awaitDone();
+        return 0;
+    }
+
+    private static void reportPublisherStall(
+        final long nowNs,
+        final long deadlineNs,
+        final long lastProgressNs,
+        final long sequence,
+        final long result,
+        final Publication publication,
+        final AtomicReference<String> firstError,
+        final CountersReader counters)
+    {
+        System.out.println("FAILED publisher " + (nowNs > deadlineNs ?
+            "out of time (" + TIMEOUT_PROP_NAME + ") at message " + sequence :
+            "stalled at message " + sequence + " for " +
+            TimeUnit.NANOSECONDS.toMillis(nowNs - lastProgressNs) + " ms") + ": last result " + result +
+            ", position " + publication.position() + ", limit " + publication.positionLimit() +
+            ", connected " + publication.isConnected() + ", driver error " + firstError.get() + "; " +
+            rdmaCounters(counters));
+    }
+
+    /** @return true once {@code options.subscribers} subscribers are admitted, false (reported) at the deadline. */
+    private static boolean awaitSubscribers(
+        final CountersReader counters, final Options options, final long deadlineNs)
+    {
+        while (subscriberCount(counters) < options.subscribers)
+        {
+            if (System.nanoTime() > deadlineNs)
+            {
+                System.out.println("FAILED only " + subscriberCount(counters) + " of " + options.subscribers +
+                    " subscribers connected");
+                return false;
+            }
+            RdmaRig.sleepMicros(1000);
+        }
+        return true;
+    }
+
+    /** @return true once the late joiner is admitted too, false (reported) when it never connects. */
+    private static boolean awaitLateJoiner(final CountersReader counters, final Options options)
+    {
+        // The late joiner is not in yet: hold here (the sender agent drives the idle writer's media).
+        final long holdDeadlineNs = System.nanoTime() + TIMEOUT_NS;
+        while (subscriberCount(counters) <= options.subscribers)
+        {
+            if (System.nanoTime() > holdDeadlineNs)
+            {
+                System.out.println("FAILED the late joiner never connected");
+                return false;
+            }
+            RdmaRig.sleepMicros(1000);
+        }
+        return true;
+    }
+
+    /** Waits for the test to say on stdin that the subscribers are done (or for stdin to close). */
+    private static void awaitDone() throws IOException
+    {
         final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         while (null != (line = in.readLine()) && !"DONE".equals(line.trim()))
         {
             // wait for the test to say the subscribers are done
         }
-        return 0;
     }
 
     private static int subscribe(

@@ -55,7 +55,8 @@ class RdmaSecretTest
         final RdmaChannelParams params = RdmaChannelParams.parse(Map.of("endpoint", "127.0.0.1:1"));
         withProperties(Map.of(RdmaSecret.SECRET_REQUIRED_PROP_NAME, "true"), () ->
         {
-            final IllegalStateException ex = assertThrows(IllegalStateException.class, () -> RdmaSecret.resolve(params));
+            final IllegalStateException ex =
+                assertThrows(IllegalStateException.class, () -> RdmaSecret.resolve(params));
             assertTrue(ex.getMessage().contains("required") && ex.getMessage().contains("none is configured"),
                 ex.getMessage());
         });
@@ -90,7 +91,8 @@ class RdmaSecretTest
         final byte[] fromFile = RdmaSecret.resolve(RdmaChannelParams.parse(
             Map.of("endpoint", "127.0.0.1:1", "secret-file", file.toString())));
         withProperties(Map.of(RdmaSecret.SECRET_PROP_NAME, "same-secret-0123456789abcdef\n"), () ->
-            assertArrayEquals(fromFile, RdmaSecret.resolve(RdmaChannelParams.parse(Map.of("endpoint", "127.0.0.1:1")))));
+            assertArrayEquals(
+                fromFile, RdmaSecret.resolve(RdmaChannelParams.parse(Map.of("endpoint", "127.0.0.1:1")))));
     }
 
     @Test

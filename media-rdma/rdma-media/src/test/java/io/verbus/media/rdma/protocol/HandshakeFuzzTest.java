@@ -105,7 +105,8 @@ class HandshakeFuzzTest
             assertTrue(offer.ringAddress() != 0 && (offer.ringAddress() & 31) == 0);
             assertTrue(Long.compareUnsigned(offer.ringAddress() + offer.ringLength(), offer.ringAddress()) > 0);
             assertTrue(offer.counterAddress() != 0 && (offer.counterAddress() & 7) == 0);
-            assertTrue(Long.compareUnsigned(offer.counterAddress() + SlotLayout.BLOCK_LENGTH, offer.counterAddress()) > 0);
+            assertTrue(
+                Long.compareUnsigned(offer.counterAddress() + SlotLayout.BLOCK_LENGTH, offer.counterAddress()) > 0);
             final QpInfoCodec.QpInfo qp = offer.qp();
             assertTrue(qp.qpn > 0 && qp.qpn < (1 << 24), "qpn " + qp.qpn);
             assertTrue(qp.psn >= 0 && qp.psn < (1 << 24));
