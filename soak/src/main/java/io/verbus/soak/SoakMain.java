@@ -69,7 +69,7 @@ public final class SoakMain
                 Files.createTempDirectory("verbus-soak-");
             summary.workDir = workDir;
             out.println("verbus soak: " + describe(workDir));
-            final List<String> jvmArgs = prepare(workDir);
+            final List<String> jvmArgs = prepare(workDir, options.shmLivenessNs());
             int streamBase = STREAM_BASE;
             for (final String provider : options.providers)
             {
@@ -94,7 +94,7 @@ public final class SoakMain
             {
                 soak.finish();
             }
-            summary.sweptDevices = sweepKilledDevices(workDir.resolve("fabric"), soaks);
+            summary.sweptDevices = sweepKilledDevices(workDir.resolve("fabric"), soaks, options.shmLivenessNs());
             summary.leftFiles = leftFiles(workDir, soaks);
             summary.hsErrFiles = hsErrFiles(workDir);
         }
@@ -154,7 +154,7 @@ public final class SoakMain
     }
 
     /** The secret file (0600), the shm fabric directory and the JVM arguments every child gets. */
-    private static List<String> prepare(final Path workDir) throws IOException
+    private static List<String> prepare(final Path workDir, final long shmLivenessNs) throws IOException
     {
         final Path secret = workDir.resolve("secret");
         Files.deleteIfExists(secret);
@@ -166,7 +166,8 @@ public final class SoakMain
         Files.createDirectories(workDir.resolve("verbus"));
         return List.of(
             "-D" + RdmaSecret.SECRET_FILE_PROP_NAME + "=" + secret,
-            "-D" + FabricContext.SHM_DIR_PROP_NAME + "=" + fabric);
+            "-D" + FabricContext.SHM_DIR_PROP_NAME + "=" + fabric,
+            "-D" + FabricContext.SHM_LIVENESS_TIMEOUT_PROP_NAME + "=" + shmLivenessNs);
     }
 
     private String describe(final Path workDir)
@@ -185,10 +186,10 @@ public final class SoakMain
      *
      * @return how many device directories the sweep removed.
      */
-    private static int sweepKilledDevices(final Path fabricDir, final List<ProviderSoak> soaks)
+    private static int sweepKilledDevices(final Path fabricDir, final List<ProviderSoak> soaks, final long livenessNs)
         throws IOException, InterruptedException
     {
-        final long staleNs = (STALE_LIVENESS_TIMEOUTS + 1) * FabricContext.SHM_LIVENESS_TIMEOUT_DEFAULT_NS;
+        final long staleNs = (STALE_LIVENESS_TIMEOUTS + 1) * livenessNs;
         for (final ProviderSoak soak : soaks)
         {
             final long waitNs = soak.lastKillNs + staleNs - System.nanoTime();
@@ -198,7 +199,8 @@ public final class SoakMain
             }
         }
         final int before = deviceDirs(fabricDir);
-        try (Fabric fabric = Fabrics.open("shm", new FabricContext().shmDirectory(fabricDir)))
+        try (Fabric fabric = Fabrics.open("shm",
+            new FabricContext().shmDirectory(fabricDir).shmLivenessTimeoutNs(livenessNs)))
         {
             fabric.openDevice().close(); // opening it ran the stale sweep
         }

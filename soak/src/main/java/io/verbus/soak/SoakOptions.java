@@ -1,5 +1,7 @@
 package io.verbus.soak;
 
+import io.verbus.fabric.FabricContext;
+
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code ./verbus soak}'s options. The defaults are sized for the issue's 30-minute target on a shared 2-core
  * machine: the shm message count comes from lane 0's small messages sent flat out, the other lanes are capped so
- * they take little CPU; tcp is capped as a whole; kill cycles every 6-12 s per provider; 700 fuzzed handshakes a
+ * they take little CPU; tcp is capped as a whole; kill cycles every 6-12 s per provider; 800 fuzzed handshakes a
  * second in all.
  */
 final class SoakOptions
@@ -25,12 +27,13 @@ final class SoakOptions
         "  --subscribers N               long-lived subscriber processes per provider (default 2)",
         "  --kill-interval-ms MIN-MAX    a restarted subscriber lives this long before its kill -9 (default 6000-12000;",
         "                                0 = no kill cycles)",
-        "  --fuzz-rate N                 fuzzed handshakes per second over all providers (default 700; 0 = none)",
-        "  --fuzz-threads N              fuzzing connections at once per provider (default 8)",
+        "  --fuzz-rate N                 fuzzed handshakes per second over all providers (default 800; 0 = none)",
+        "  --fuzz-threads N              fuzzing connections at once per provider (default 12)",
         "  --rates-shm r0,r1,r2,r3       messages/s per writer on shm (lane0, lane1, lane2 x2; 0 = flat out;",
         "                                default 0,20000,4000,8000)",
         "  --rates-tcp r0,r1,r2,r3       the same on tcp (default 10000,3000,1000,2000)",
         "  --timeout-ms N                the channels' timeout, also the stall threshold (default 5000)",
+        "  --shm-liveness-ms N           the shm fabric's liveness timeout in every process (default: the fabric's, 1000)",
         "  --dir D                       working directory (default: a new one under java.io.tmpdir, removed after a",
         "                                passing run)",
         "  --inject kind@seq,...         test hook: the first provider's lane 0 skips (lost), repeats (duplicate),",
@@ -43,11 +46,12 @@ final class SoakOptions
     int subscribers = 2;
     long killMinMs = 6_000;
     long killMaxMs = 12_000;
-    double fuzzRate = 700;
-    int fuzzThreads = 8;
+    double fuzzRate = 800;
+    int fuzzThreads = 12;
     long[] ratesShm = { 0, 20_000, 4_000, 8_000 };
     long[] ratesTcp = { 10_000, 3_000, 1_000, 2_000 };
     long timeoutMs = 5_000;
+    long shmLivenessMs;
     Path dir;
     String inject = "";
 
@@ -101,6 +105,7 @@ final class SoakOptions
             case "--rates-shm" -> ratesShm = parseLongs(value, 4);
             case "--rates-tcp" -> ratesTcp = parseLongs(value, 4);
             case "--timeout-ms" -> timeoutMs = Long.parseLong(value);
+            case "--shm-liveness-ms" -> shmLivenessMs = Long.parseLong(value);
             case "--dir" -> dir = Path.of(value);
             case "--inject" -> inject = value;
             default -> throw new UsageException("unknown option " + name);
@@ -127,6 +132,12 @@ final class SoakOptions
     long[] rates(final String provider)
     {
         return "shm".equals(provider) ? ratesShm : ratesTcp;
+    }
+
+    long shmLivenessNs()
+    {
+        return shmLivenessMs > 0 ? TimeUnit.MILLISECONDS.toNanos(shmLivenessMs) :
+            FabricContext.SHM_LIVENESS_TIMEOUT_DEFAULT_NS;
     }
 
     boolean killCycles()
