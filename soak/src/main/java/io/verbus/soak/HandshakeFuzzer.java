@@ -396,7 +396,8 @@ final class HandshakeFuzzer
         }
 
         private Outcome sendAndFinish(
-            final Socket socket, final InputStream input, final OutputStream output, final int length) throws IOException
+            final Socket socket, final InputStream input, final OutputStream output, final int length)
+            throws IOException
         {
             if (length > 0)
             {

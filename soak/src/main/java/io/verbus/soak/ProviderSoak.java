@@ -87,7 +87,8 @@ final class ProviderSoak
         {
             args.add("--inject=" + inject);
         }
-        publisher = Child.start(provider + "-publisher", workDir, dir(provider + "-publisher"), jvmArgs, SoakPublisher.class, args);
+        publisher = Child.start(provider + "-publisher", workDir, dir(provider + "-publisher"), jvmArgs,
+            SoakPublisher.class, args);
         final String port = publisher.await("PORT", START_TIMEOUT_MS);
         if (null == port)
         {

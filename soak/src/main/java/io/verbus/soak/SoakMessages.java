@@ -47,7 +47,8 @@ final class SoakMessages
                 case SMALL -> HEADER_LENGTH + spread % 45;
                 case MIXED -> bucket < 80 ? HEADER_LENGTH + spread % 237 :
                     257 + spread % (MAX_UNFRAGMENTED_LENGTH - 256);
-                case FRAGMENTED -> bucket < 80 ? HEADER_LENGTH + spread % (MAX_UNFRAGMENTED_LENGTH - HEADER_LENGTH + 1) :
+                case FRAGMENTED -> bucket < 80 ?
+                    HEADER_LENGTH + spread % (MAX_UNFRAGMENTED_LENGTH - HEADER_LENGTH + 1) :
                     MAX_UNFRAGMENTED_LENGTH + 1 + spread % (MAX_LENGTH - MAX_UNFRAGMENTED_LENGTH);
             };
         }
@@ -247,7 +248,8 @@ final class SoakMessages
             }
             final long sequence = buffer.getLong(offset);
             final SourceCheck check = sources[thread];
-            if (buffer.getInt(offset + LENGTH_OFFSET) != length || length != sizes[thread].lengthFor(source, sequence) ||
+            if (buffer.getInt(offset + LENGTH_OFFSET) != length ||
+                length != sizes[thread].lengthFor(source, sequence) ||
                 buffer.getInt(offset + CRC_OFFSET) != crc.of(buffer, offset, length))
             {
                 check.onCorrupt(sequence);

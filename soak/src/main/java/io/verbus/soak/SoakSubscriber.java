@@ -40,7 +40,8 @@ public final class SoakSubscriber
     {
         if (args.length < 3)
         {
-            System.err.println("usage: SoakSubscriber <verbus-dir> <channel> <stream-base> [--stat-ms=n] [--drain-ms=n]");
+            System.err.println(
+                "usage: SoakSubscriber <verbus-dir> <channel> <stream-base> [--stat-ms=n] [--drain-ms=n]");
             System.exit(2);
         }
         System.exit(new SoakSubscriber().run(args));

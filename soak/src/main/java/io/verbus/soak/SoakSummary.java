@@ -156,7 +156,8 @@ final class SoakSummary
             "by the fabric's stale sweep: " + sweptDevices);
         out.printf(Locale.ROOT, "stalls (no progress for more than the %d ms channel timeout): %d%n",
             options.timeoutMs, stalls());
-        out.printf(Locale.ROOT, "driver/process ERROR lines: %d, images gone unavailable at long-lived subscribers: %d%n",
+        out.printf(Locale.ROOT,
+            "driver/process ERROR lines: %d, images gone unavailable at long-lived subscribers: %d%n",
             providers.stream().mapToLong(ProviderSoak::errors).sum(),
             providers.stream().mapToLong(ProviderSoak::unavailableImages).sum());
         final List<String> failures = failures();

@@ -26,7 +26,7 @@ class SoakMainTest
     void shouldPassAShortSoakAndCountEveryCategory()
     {
         final ByteArrayOutputStream text = new ByteArrayOutputStream();
-        // A 300 ms shm liveness: the killed subscribers' devices are stale for the sweep 3 s after the last kill, not 10.
+        // A 300 ms shm liveness: killed subscribers' devices are stale for the sweep 3 s after the last kill, not 10.
         final SoakSummary summary = run(text, "--seconds", "6", "--providers", "shm,tcp", "--subscribers", "1",
             "--shm-liveness-ms", "300",
             "--kill-interval-ms", "1000-2000", "--fuzz-rate", "300", "--fuzz-threads", "2",
