@@ -250,8 +250,10 @@ final class ProviderSoak
         {
             stalled.put(key, true);
             stalls++;
+            final long killNs = lastKillNs;
             failures.add(provider + ": stall: " + key + " made no progress for more than " + options.timeoutMs +
-                " ms at " + value);
+                " ms at " + value + (0 == killNs ? "" : " (the restarted subscriber's last kill -9 was " +
+                TimeUnit.NANOSECONDS.toMillis(lastChangeNs.get(key) - killNs) + " ms before it stopped)"));
         }
     }
 
