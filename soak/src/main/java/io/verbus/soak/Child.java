@@ -168,11 +168,14 @@ final class Child
         return lastStat;
     }
 
-    void killHard() throws InterruptedException
+    /** @return how long the process took to be gone after its SIGKILL, in ms. */
+    long killHard() throws InterruptedException
     {
         killed = true;
+        final long startNs = System.nanoTime();
         process.destroyForcibly(); // SIGKILL on Linux
         process.waitFor(30, TimeUnit.SECONDS);
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
     }
 
     boolean wasKilled()

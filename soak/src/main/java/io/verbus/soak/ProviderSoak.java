@@ -47,6 +47,8 @@ final class ProviderSoak
     String fdDiff = "";
     HandshakeFuzzer fuzzer;
     volatile long lastKillNs;
+    /** The longest a killed subscriber took to be gone (its sockets close only as the kernel tears it down). */
+    volatile long slowestKillMs;
 
     private final SoakOptions options;
     private final Path workDir;
@@ -160,7 +162,7 @@ final class ProviderSoak
                     crashed(victim, "exited by itself with " + victim.process.exitValue() + " before its kill");
                 }
                 addStat(victim);
-                victim.killHard();
+                slowestKillMs = Math.max(slowestKillMs, victim.killHard());
                 lastKillNs = System.nanoTime();
                 deleteRecursively(victim.dir); // what a supervisor does for a process it killed
                 incarnation++;

@@ -144,8 +144,10 @@ final class SoakSummary
         }
         out.println("  (messages: published, each checked by every subscriber process; received: over all subscriber");
         out.println("   processes, killed ones up to their last report; lane rates " + rates() + ")");
-        out.printf(Locale.ROOT, "subscriber kill -9/restart cycles: %d (every restarted subscriber rejoined: %s)%n",
-            killCycles(), providers.stream().allMatch((soak) -> 0 == soak.rejoinFailures) ? "yes" : "NO");
+        out.printf(Locale.ROOT, "subscriber kill -9/restart cycles: %d (every restarted subscriber rejoined: %s; " +
+            "slowest kill -9 to exit: %d ms)%n", killCycles(),
+            providers.stream().allMatch((soak) -> 0 == soak.rejoinFailures) ? "yes" : "NO",
+            providers.stream().mapToLong((soak) -> soak.slowestKillMs).max().orElse(0));
         printFuzz(out);
         out.printf(Locale.ROOT, "crashes: %d (non-zero exits of processes not killed by the soak, hs_err files: %s)%n",
             crashes(), hsErrFiles);
