@@ -37,6 +37,12 @@ public final class RdmaChannelParams
     public static final String TIMEOUT_KEY = "timeout";
     public static final String SECRET_FILE_KEY = "secret-file";
     /**
+     * {@code secret=required}: refuse to add this publication or subscription unless a shared secret is configured
+     * (the channel's twin of {@code -Dverbus.rdma.secret.required=true}); {@code secret=optional} (the default)
+     * leaves the choice to that property.
+     */
+    public static final String SECRET_KEY = "secret";
+    /**
      * Aeron's {@code session-id}: on a subscription, connect only to a publication with that session id (the
      * handshake refuses any other before registering anything); on a publication, the session id it takes (set by
      * Verbus, not the media).
@@ -46,7 +52,8 @@ public final class RdmaChannelParams
     /** Every key an {@code rdma:} channel accepts; the media factory hands this set to the URI validator. */
     public static final Set<String> SUPPORTED_KEYS = Set.of(
         ENDPOINT_KEY, PROVIDER_KEY, TERM_LENGTH_KEY, MTU_KEY, WINDOW_KEY, FLOW_CONTROL_KEY, GROUP_TAG_KEY,
-        INLINE_KEY, SIGNAL_EVERY_KEY, QUEUE_DEPTH_KEY, HEARTBEAT_KEY, TIMEOUT_KEY, SECRET_FILE_KEY, SESSION_ID_KEY);
+        INLINE_KEY, SIGNAL_EVERY_KEY, QUEUE_DEPTH_KEY, HEARTBEAT_KEY, TIMEOUT_KEY, SECRET_FILE_KEY, SECRET_KEY,
+        SESSION_ID_KEY);
 
     /** The keys only this media reads: {@link #SUPPORTED_KEYS} less bus-core's {@link ChannelUri#COMMON_KEYS}. */
     public static final Set<String> MEDIA_KEYS = mediaKeys();
@@ -101,6 +108,7 @@ public final class RdmaChannelParams
     private final long heartbeatIntervalNs;
     private final long timeoutNs;
     private final String secretFile;
+    private final boolean secretRequired;
     private final boolean sessionIdSet;
     private final int sessionId;
 
@@ -167,6 +175,13 @@ public final class RdmaChannelParams
         {
             throw new IllegalArgumentException("rdma channel: 'secret-file' must name a file");
         }
+        final String secret = uri.get(SECRET_KEY);
+        if (null != secret && !"required".equals(secret.trim()) && !"optional".equals(secret.trim()))
+        {
+            throw new IllegalArgumentException("rdma channel: 'secret' must be one of required|optional, got '" +
+                secret + "'");
+        }
+        secretRequired = null != secret && "required".equals(secret.trim());
     }
 
     /**
@@ -308,6 +323,12 @@ public final class RdmaChannelParams
     public String secretFile()
     {
         return secretFile;
+    }
+
+    /** True with {@code secret=required}: no secret configured fails the add instead of using the development one. */
+    public boolean secretRequired()
+    {
+        return secretRequired;
     }
 
     /**

@@ -18,8 +18,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the system property {@value #SECRET_FILE_PROP_NAME}, the system property {@value #SECRET_PROP_NAME}, the
  * environment variable {@value #SECRET_ENV_NAME}; otherwise a built-in development secret with one WARN line
  * (any process with the same build can then connect: fine on a laptop, never in production), or, with
- * {@value #SECRET_REQUIRED_PROP_NAME}{@code =true} (or {@value #SECRET_REQUIRED_ENV_NAME}{@code =true}), a refusal
- * to start.
+ * {@value #SECRET_REQUIRED_PROP_NAME}{@code =true} (or {@value #SECRET_REQUIRED_ENV_NAME}{@code =true}, or the
+ * channel key {@code secret=required}), a refusal to start.
  * <p>
  * Prefer the file: a system property shows in {@code ps} and {@code /proc/<pid>/cmdline}, an environment variable
  * in {@code /proc/<pid>/environ}. A secret file must belong to this process's user (or root) and must not be
@@ -73,10 +73,11 @@ public final class RdmaSecret
         {
             return checked(env.strip().getBytes(StandardCharsets.UTF_8), "environment variable " + SECRET_ENV_NAME);
         }
-        if (isSecretRequired())
+        if (params.secretRequired() || isSecretRequired())
         {
-            throw new IllegalStateException("rdma secret required (" + SECRET_REQUIRED_PROP_NAME + "=true or " +
-                SECRET_REQUIRED_ENV_NAME + "=true) but none is configured: set the channel key secret-file or " +
+            throw new IllegalStateException("rdma secret required (" + (params.secretRequired() ?
+                "channel key secret=required" : SECRET_REQUIRED_PROP_NAME + "=true or " + SECRET_REQUIRED_ENV_NAME +
+                "=true") + ") but none is configured: set the channel key secret-file or " +
                 SECRET_FILE_PROP_NAME + " to a file of at least " + HandshakeAuthenticator.MIN_SECRET_LENGTH +
                 " bytes, mode 0600, owned by this user (preferred: " + SECRET_PROP_NAME + " and " + SECRET_ENV_NAME +
                 " are visible to other processes of the host)");

@@ -84,6 +84,35 @@ class RdmaSecretTest
     }
 
     @Test
+    void shouldRefuseAnRdmaChannelWithSecretRequiredWhenNoSecretIsConfigured() throws Exception
+    {
+        final Path file = dir.resolve("secret");
+        Files.writeString(file, "a-channel-secret-0123456789", StandardCharsets.UTF_8);
+        Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        withProperties(Map.of(), () ->
+        {
+            try (io.verbus.Verbus verbus = io.verbus.Verbus.launch(new io.verbus.Verbus.Context()
+                .dir(dir.resolve("verbus").toString()).idleStrategy("sleeping")))
+            {
+                final IllegalStateException ex = assertThrows(IllegalStateException.class,
+                    () -> verbus.addPublication("rdma:endpoint=127.0.0.1:0|provider=shm|secret=required", 1));
+                assertTrue(ex.getMessage().contains("secret=required") && ex.getMessage().contains("secret-file") &&
+                    ex.getMessage().contains(RdmaSecret.SECRET_FILE_PROP_NAME), ex.getMessage());
+                final IllegalStateException subscriptionEx = assertThrows(IllegalStateException.class,
+                    () -> verbus.addSubscription("rdma:endpoint=127.0.0.1:1|provider=shm|secret=required", 1));
+                assertTrue(subscriptionEx.getMessage().contains("secret=required"), subscriptionEx.getMessage());
+
+                // With a secret it starts, and a bad value of the key names the key.
+                verbus.addPublication("rdma:endpoint=127.0.0.1:0|provider=shm|secret=required|secret-file=" + file,
+                    2).close();
+                final IllegalArgumentException badValue = assertThrows(IllegalArgumentException.class,
+                    () -> verbus.addPublication("rdma:endpoint=127.0.0.1:0|provider=shm|secret=yes", 3));
+                assertTrue(badValue.getMessage().contains("'secret'"), badValue.getMessage());
+            }
+        });
+    }
+
+    @Test
     void shouldTrimThePropertyAsTheFileIsTrimmed() throws Exception
     {
         final Path file = dir.resolve("secret");
