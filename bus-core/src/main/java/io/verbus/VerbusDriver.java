@@ -53,7 +53,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * never on a hot path; the agents read copy-on-write arrays and never take the lock in their duty cycle except to
  * retire a closed log.
  */
-final class VerbusDriver implements AutoCloseable
+final class VerbusDriver implements VerbusBackend
 {
     private static final System.Logger LOGGER = System.getLogger(Verbus.class.getName());
 
@@ -88,10 +88,22 @@ final class VerbusDriver implements AutoCloseable
     private volatile EmbeddedAeron embeddedAeron;
     private int nextSessionId = ThreadLocalRandom.current().nextInt();
     private long nextRegistrationId = FIRST_REGISTRATION_ID;
+    private final boolean sharedLogs;
     private volatile boolean isClosed;
 
     VerbusDriver(final Verbus.Context context)
     {
+        this(context, false);
+    }
+
+    /**
+     * @param context    concluded.
+     * @param sharedLogs true for a standalone driver: {@code ipc} log files stay in the dir (until the log is
+     *                   retired) so that client processes can map them.
+     */
+    VerbusDriver(final Verbus.Context context, final boolean sharedLogs)
+    {
+        this.sharedLogs = sharedLogs;
         this.context = context;
         this.dir = Path.of(context.dir());
         this.countersFile = CountersFile.create(dir, context.maxCounters());
@@ -161,7 +173,7 @@ final class VerbusDriver implements AutoCloseable
         return factories;
     }
 
-    Publication addPublication(final String channel, final int streamId, final boolean exclusive)
+    public Publication addPublication(final String channel, final int streamId, final boolean exclusive)
     {
         final ChannelUri uri = ChannelUri.parse(channel);
         if (uri.isAeron())
@@ -191,7 +203,7 @@ final class VerbusDriver implements AutoCloseable
             final long registrationId = nextRegistrationId++;
             final String label = uri.scheme() + " stream=" + streamId + " session=" + sessionId;
             final LogBuffers logBuffers = LogBuffers.map(
-                memoryMapper, uri.scheme() + "-" + streamId + "-" + sessionId, termLength, false);
+                memoryMapper, uri.scheme() + "-" + streamId + "-" + sessionId, termLength, sharedLogs && null == factory);
             final List<AutoCloseable> allocated = new ArrayList<>();
             allocated.add(logBuffers);
             try
@@ -224,6 +236,7 @@ final class VerbusDriver implements AutoCloseable
                             (p) -> onPublicationClose(nativeLog, null), null) :
                         new ConcurrentLogPublication(channel, publicationLog, backPressure,
                             (p) -> onPublicationClose(nativeLog, null));
+                    ipcLogs.add(nativeLog);
                     for (final NativeSubscription subscription : ipcSubscriptions)
                     {
                         if (subscription.streamId() == streamId)
@@ -231,7 +244,6 @@ final class VerbusDriver implements AutoCloseable
                             attachIpcImage(nativeLog, subscription, 0);
                         }
                     }
-                    ipcLogs.add(nativeLog);
                 }
                 else
                 {
@@ -266,7 +278,7 @@ final class VerbusDriver implements AutoCloseable
         }
     }
 
-    Subscription addSubscription(
+    public Subscription addSubscription(
         final String channel,
         final int streamId,
         final AvailableImageHandler availableImageHandler,
@@ -637,8 +649,31 @@ final class VerbusDriver implements AutoCloseable
         return aeron;
     }
 
+    /** @return the lock control operations run under (a standalone driver sends its responses under it too). */
+    Object lock()
+    {
+        return lock;
+    }
+
+    /**
+     * @param registrationId of an {@code ipc} publication's log.
+     * @return the path of its log file, or null when the log is gone or its file was not kept. Under the lock.
+     */
+    Path ipcLogPath(final long registrationId)
+    {
+        for (final NativeLog log : ipcLogs)
+        {
+            if (log.registrationId() == registrationId)
+            {
+                final io.verbus.memory.MappedRegion region = log.publicationLog().logBuffers().region();
+                return null == region || !region.isFileKept() ? null : region.path();
+            }
+        }
+        return null;
+    }
+
     /** @return a new registration id, e.g. for an asynchronous add that failed. */
-    long nextRegistrationId()
+    public long nextRegistrationId()
     {
         synchronized (lock)
         {
@@ -647,7 +682,7 @@ final class VerbusDriver implements AutoCloseable
     }
 
     /** Allocates a user counter, Aeron's {@code addCounter}, with a registration id. */
-    AtomicCounter addCounter(
+    public AtomicCounter addCounter(
         final int typeId,
         final org.agrona.DirectBuffer keyBuffer,
         final int keyOffset,
@@ -672,7 +707,7 @@ final class VerbusDriver implements AutoCloseable
         }
     }
 
-    int invoke()
+    public int invoke()
     {
         int work = 0;
         if (null != invoker && !isClosed)
@@ -711,18 +746,18 @@ final class VerbusDriver implements AutoCloseable
         }
     }
 
-    CountersReader countersReader()
+    public CountersReader countersReader()
     {
         ensureOpen();
         return countersManager;
     }
 
-    Verbus.Context context()
+    public Verbus.Context context()
     {
         return context;
     }
 
-    boolean isClosed()
+    public boolean isClosed()
     {
         return isClosed;
     }
