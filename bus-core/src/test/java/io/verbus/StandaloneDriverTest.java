@@ -1,0 +1,163 @@
+package io.verbus;
+
+import io.aeron.exceptions.DriverTimeoutException;
+import io.aeron.logbuffer.BufferClaim;
+import io.verbus.counters.CountersFile;
+import io.verbus.driver.CncFile;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import static io.verbus.TestSupport.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The standalone driver and {@link Verbus#connect} within one JVM (the cross-process cases are in
+ * {@code StandaloneDriverCrossProcessTest}): two clients share the driver's log, and the client's view of the
+ * driver's lifecycle.
+ */
+class StandaloneDriverTest
+{
+    @TempDir
+    Path tempDir;
+
+    private Verbus.Context clientContext()
+    {
+        return new Verbus.Context().dir(tempDir.resolve("verbus").toString()).driverTimeoutMs(2_000);
+    }
+
+    @Test
+    void shouldExchangeIpcMessagesBetweenTwoClientsThroughTheDriversLog()
+    {
+        try (MediaDriver driver = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus subscriberClient = Verbus.connect(clientContext());
+            Verbus publisherClient = Verbus.connect(clientContext()))
+        {
+            final List<Image> available = new CopyOnWriteArrayList<>();
+            final Subscription sub = subscriberClient.addSubscription("ipc", 11, available::add, (image) -> {});
+            final ExclusivePublication pub = publisherClient.addExclusivePublication("ipc", 11);
+            final Publication concurrent = publisherClient.addPublication("ipc", 11);
+            await("two images", () -> 2 == sub.imageCount());
+            await("connected", () -> pub.isConnected() && concurrent.isConnected());
+            assertEquals(2, available.size());
+            assertTrue(Files.exists(Path.of(driver.dir()).resolve(CncFile.FILE_NAME)));
+
+            final UnsafeBuffer buffer = new UnsafeBuffer(ByteBuffer.allocateDirect(64));
+            final BufferClaim claim = new BufferClaim();
+            final int messages = 20_000;
+            final List<Long> received = new ArrayList<>();
+            int sent = 0;
+            final long deadline = System.nanoTime() + 30_000_000_000L;
+            while (received.size() < 2 * messages && System.nanoTime() < deadline)
+            {
+                if (sent < messages)
+                {
+                    buffer.putLong(0, sent);
+                    final long r1 = 0 == (sent & 1) ? pub.offer(buffer, 0, 8) : claimAndCommit(pub, claim, sent);
+                    if (r1 > 0)
+                    {
+                        while (concurrent.offer(buffer, 0, 8) < 0 && System.nanoTime() < deadline)
+                        {
+                            sub.poll((b, o, l, h) -> received.add(b.getLong(o)), 100);
+                        }
+                        sent++;
+                    }
+                }
+                sub.poll((b, o, l, h) -> received.add(b.getLong(o)), 100);
+            }
+            assertEquals(2 * messages, received.size());
+            long sum = 0;
+            for (final long value : received)
+            {
+                sum += value;
+            }
+            assertEquals(2L * messages * (messages - 1) / 2, sum);
+
+            final CountersFile counters = CountersFile.openReadOnly(Path.of(driver.dir()));
+            assertEquals(ProcessHandle.current().pid(), counters.pid());
+            counters.close();
+            assertEquals(2, driver.clientCount());
+        }
+    }
+
+    private static long claimAndCommit(final ExclusivePublication pub, final BufferClaim claim, final long value)
+    {
+        final long result = pub.tryClaim(8, claim);
+        if (result > 0)
+        {
+            claim.buffer().putLong(claim.offset(), value);
+            claim.commit();
+        }
+        return result;
+    }
+
+    @Test
+    void shouldRefuseChannelsTheDriverDoesNotServeYet()
+    {
+        try (MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus client = Verbus.connect(clientContext()))
+        {
+            final IllegalArgumentException ex =
+                assertThrows(IllegalArgumentException.class, () -> client.addPublication("aeron:ipc", 1));
+            assertTrue(ex.getMessage().contains("only ipc"), ex.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> client.addSubscription("rdma:endpoint=a:1", 1));
+            final IllegalArgumentException bad =
+                assertThrows(IllegalArgumentException.class, () -> client.addPublication("ipc:term-length=3", 1));
+            assertTrue(bad.getMessage().contains("term"), bad.getMessage());
+            assertFalse(client.isClosed());
+            client.addSubscription("ipc", 1).close();
+        }
+    }
+
+    @Test
+    void shouldFailToConnectWithoutADriver()
+    {
+        final IllegalStateException ex =
+            assertThrows(IllegalStateException.class, () -> Verbus.connect(clientContext()));
+        assertTrue(ex.getMessage().contains("./verbus driver"), ex.getMessage());
+    }
+
+    @Test
+    void shouldRefuseASecondDriverOnTheSameDir()
+    {
+        try (MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir)))
+        {
+            assertThrows(IllegalStateException.class, () -> MediaDriver.launch(TestSupport.context(tempDir)));
+            assertThrows(IllegalStateException.class, () -> Verbus.launch(TestSupport.context(tempDir)));
+        }
+    }
+
+    @Test
+    void shouldCloseTheClientAndReportWhenTheDriverCloses()
+    {
+        final List<Throwable> errors = new CopyOnWriteArrayList<>();
+        final MediaDriver driver = MediaDriver.launch(TestSupport.context(tempDir));
+        try (Verbus client = Verbus.connect(clientContext().errorHandler(errors::add)))
+        {
+            final Publication pub = client.addPublication("ipc", 5);
+            final Subscription sub = client.addSubscription("ipc", 5);
+            await("connected", pub::isConnected);
+            driver.close();
+            await("client closed", client::isClosed);
+            assertEquals(Publication.CLOSED, pub.offer(new UnsafeBuffer(new byte[8])));
+            assertTrue(sub.isClosed());
+            assertEquals(1, errors.size());
+            assertInstanceOf(DriverTimeoutException.class, errors.get(0));
+        }
+        finally
+        {
+            driver.close();
+        }
+    }
+}
