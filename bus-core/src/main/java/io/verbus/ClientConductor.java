@@ -221,7 +221,6 @@ final class ClientConductor implements VerbusBackend, Agent
             return;
         }
         driverGone = true;
-        isClosed = true;
         awaitedCorrelationId = -1;
         for (final LogPublication publication : new ArrayList<>(publications.values()))
         {
@@ -235,7 +234,14 @@ final class ClientConductor implements VerbusBackend, Agent
             }
         }
         subscriptions.clear();
-        errorHandler.onError(reason);
+        try
+        {
+            errorHandler.onError(reason);
+        }
+        finally
+        {
+            isClosed = true; // after the handler: whoever sees isClosed() also finds the error reported
+        }
     }
 
     private void onResponse(final int msgTypeId, final MutableDirectBuffer buffer, final int index, final int length)
