@@ -21,9 +21,10 @@ import java.util.concurrent.TimeUnit;
  * driver's mapped log: the publisher appends into it, the subscriber reads it, and the driver's conductor keeps the
  * publisher limit from the subscribers' position counters, as it does for an embedded driver.
  * <pre>{@code
- * try (MediaDriver driver = MediaDriver.launch(new Verbus.Context().dir("/dev/shm/verbus-shared")))
+ * try (ShutdownSignalBarrier barrier = new ShutdownSignalBarrier();
+ *     MediaDriver driver = MediaDriver.launch(new Verbus.Context().dir("/dev/shm/verbus-shared")))
  * {
- *     new ShutdownSignalBarrier().await();
+ *     barrier.await();
  * }
  * }</pre>
  * The dir holds {@code cnc.dat} (the command ring, the broadcast buffer, the error log and the heartbeat, see
@@ -206,12 +207,14 @@ public final class MediaDriver implements AutoCloseable
         {
             throw new IllegalArgumentException("a standalone driver runs its own threads: SHARED or DEDICATED");
         }
-        try (MediaDriver driver = launch(context))
+        // The barrier is closed last: Agrona's shutdown hook waits for it, so the driver is closed before the JVM exits.
+        try (ShutdownSignalBarrier barrier = new ShutdownSignalBarrier();
+            MediaDriver driver = launch(context))
         {
             System.out.println("verbus driver: dir " + driver.dir() + ", pid " + ProcessHandle.current().pid() +
                 ", counters " + Path.of(driver.dir()).resolve(CountersFile.FILE_NAME) + "; Ctrl-C to stop");
             System.out.flush();
-            new ShutdownSignalBarrier().await();
+            barrier.await();
             System.out.println("verbus driver: stopping");
         }
     }

@@ -105,7 +105,8 @@ public final class CountersFile implements AutoCloseable
                 if (pid > 0 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
                 {
                     throw new IllegalStateException(
-                        "Verbus dir " + dir + " is in use by a running Verbus (pid " + pid + "): use another dir");
+                        "Verbus dir " + dir + " is in use by a running Verbus (pid " + pid + "): use another dir (to share a " +
+                        "standalone driver's dir, attach with Verbus.connect)");
                 }
                 Files.delete(path);
             }
