@@ -103,6 +103,41 @@ class StandaloneDriverTest
     }
 
     @Test
+    void shouldServeAClientInInvokerModeAndFollowItsCloses()
+    {
+        try (MediaDriver driver = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus other = Verbus.connect(clientContext()))
+        {
+            final Verbus client = Verbus.connect(clientContext().threadingMode(ThreadingMode.INVOKER));
+            final Subscription sub = client.addSubscription("ipc", 3);
+            final Publication pub = other.addPublication("ipc", 3);
+            await("connected", () -> pub.isConnected() && 1 == sub.imageCount(), client::invoke);
+            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[16]);
+            final long[] received = new long[1];
+            for (int i = 0; i < 1000; i++)
+            {
+                buffer.putInt(0, i);
+                while (pub.offer(buffer, 0, 16) < 0)
+                {
+                    sub.poll((b, o, l, h) -> received[0]++, 10);
+                }
+            }
+            await("all received", () -> 1000 == received[0], () -> sub.poll((b, o, l, h) -> received[0]++, 10));
+            await("two clients", () -> 2 == driver.clientCount());
+
+            sub.close();
+            await("no subscriber", () -> !pub.isConnected());
+            final Subscription again = client.addSubscription("ipc", 3);
+            await("connected again", () -> pub.isConnected() && 1 == again.imageCount(), client::invoke);
+            pub.close();
+            await("image gone", again::hasNoImages, client::invoke);
+            client.close();
+            assertTrue(again.isClosed());
+            await("one client", () -> 1 == driver.clientCount());
+        }
+    }
+
+    @Test
     void shouldRefuseChannelsTheDriverDoesNotServeYet()
     {
         try (MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
