@@ -109,6 +109,10 @@ final class DriverClients implements Agent
 
     private void onCommand(final int msgTypeId, final MutableDirectBuffer buffer, final int index, final int length)
     {
+        if (length < DriverProtocol.STREAM_ID_OFFSET)
+        {
+            return; // not a command of this protocol: nothing to answer
+        }
         final long clientId = buffer.getLong(index + DriverProtocol.CLIENT_ID_OFFSET);
         final long correlationId = buffer.getLong(index + DriverProtocol.COMMAND_CORRELATION_ID_OFFSET);
         Client client = clients.get(clientId);
@@ -127,8 +131,8 @@ final class DriverClients implements Agent
         {
             switch (msgTypeId)
             {
-                case DriverProtocol.ADD_PUBLICATION -> onAddPublication(client, correlationId, buffer, index);
-                case DriverProtocol.ADD_SUBSCRIPTION -> onAddSubscription(client, correlationId, buffer, index);
+                case DriverProtocol.ADD_PUBLICATION -> onAddPublication(client, correlationId, buffer, index, length);
+                case DriverProtocol.ADD_SUBSCRIPTION -> onAddSubscription(client, correlationId, buffer, index, length);
                 case DriverProtocol.REMOVE_PUBLICATION ->
                 {
                     final LogPublication publication = client.publications.remove(
@@ -165,12 +169,15 @@ final class DriverClients implements Agent
         }
     }
 
-    private static String channel(final DirectBuffer buffer, final int index)
+    private static String channel(final DirectBuffer buffer, final int index, final int messageLength)
     {
-        final int length = buffer.getInt(index + DriverProtocol.CHANNEL_OFFSET);
-        if (length < 0 || length > DriverProtocol.MAX_STRING_LENGTH)
+        final int length = messageLength < DriverProtocol.CHANNEL_OFFSET + Integer.BYTES ? -1 :
+            buffer.getInt(index + DriverProtocol.CHANNEL_OFFSET);
+        if (length < 0 || length > DriverProtocol.MAX_STRING_LENGTH ||
+            DriverProtocol.CHANNEL_OFFSET + Integer.BYTES + length > messageLength)
         {
-            throw new IllegalArgumentException("channel length " + length + " out of range");
+            throw new IllegalArgumentException("command with a channel length of " + length + " in a message of " +
+                messageLength + " bytes");
         }
         return buffer.getStringAscii(index + DriverProtocol.CHANNEL_OFFSET);
     }
@@ -186,11 +193,11 @@ final class DriverClients implements Agent
     }
 
     private void onAddPublication(
-        final Client client, final long correlationId, final DirectBuffer buffer, final int index)
+        final Client client, final long correlationId, final DirectBuffer buffer, final int index, final int length)
     {
         final int streamId = buffer.getInt(index + DriverProtocol.STREAM_ID_OFFSET);
         final boolean exclusive = 0 != buffer.getInt(index + DriverProtocol.EXCLUSIVE_OFFSET);
-        final String channel = channel(buffer, index);
+        final String channel = channel(buffer, index, length);
         checkServed(channel);
         synchronized (lock)
         {
@@ -213,10 +220,10 @@ final class DriverClients implements Agent
     }
 
     private void onAddSubscription(
-        final Client client, final long correlationId, final DirectBuffer buffer, final int index)
+        final Client client, final long correlationId, final DirectBuffer buffer, final int index, final int length)
     {
         final int streamId = buffer.getInt(index + DriverProtocol.STREAM_ID_OFFSET);
-        final String channel = channel(buffer, index);
+        final String channel = channel(buffer, index, length);
         checkServed(channel);
         synchronized (lock)
         {

@@ -71,6 +71,16 @@ public final class MediaDriver implements AutoCloseable
             }
         });
         this.driver = new VerbusDriver(context, true);
+        sweepStaleLogFiles(dir);
+        if (context.useHugePages())
+        {
+            final Path hugetlbfs = null != context.hugetlbfsDir() ?
+                Path.of(context.hugetlbfsDir()) : io.verbus.memory.MemoryMapper.findHugetlbfsMount();
+            if (null != hugetlbfs)
+            {
+                sweepStaleLogFiles(hugetlbfs);
+            }
+        }
         CncFile cnc = null;
         try
         {
@@ -88,6 +98,41 @@ public final class MediaDriver implements AutoCloseable
             CloseHelper.quietClose(cnc);
             driver.close();
             throw ex;
+        }
+    }
+
+    /**
+     * Deletes the log files a driver killed before it could retire them left in the dir (named
+     * {@code verbus-<pid>-...map} by the memory mapper): those of processes that no longer run.
+     */
+    private static void sweepStaleLogFiles(final Path dir)
+    {
+        try (java.util.stream.Stream<Path> files = Files.list(dir))
+        {
+            files.forEach((file) ->
+            {
+                final String name = file.getFileName().toString();
+                final String[] parts = name.split("-", 3);
+                if (name.endsWith(".map") && parts.length == 3 && "verbus".equals(parts[0]))
+                {
+                    try
+                    {
+                        final long pid = Long.parseLong(parts[1]);
+                        if (!ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+                        {
+                            Files.deleteIfExists(file);
+                        }
+                    }
+                    catch (final NumberFormatException | java.io.IOException ignore)
+                    {
+                        // Not one of ours, or gone already.
+                    }
+                }
+            });
+        }
+        catch (final java.io.IOException ex)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "cannot sweep stale log files in " + dir + ": " + ex);
         }
     }
 

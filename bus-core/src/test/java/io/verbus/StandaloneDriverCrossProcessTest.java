@@ -249,5 +249,25 @@ class StandaloneDriverCrossProcessTest
             assertEquals(0, watcher.awaitExit(30_000), watcher.lines.toString());
             System.out.println("kill -9 of the driver: seen by a client " + seenAfterMs + " ms later");
         }
+
+        // The killed driver left its log files; a new driver on the dir sweeps them and serves clients again.
+        assertTrue(countLogFiles() > 0);
+        try (MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus client = Verbus.connect(new Verbus.Context().dir(dir())))
+        {
+            assertEquals(0, countLogFiles());
+            final Subscription subscription = client.addSubscription("ipc", 4);
+            final Publication publication = client.addPublication("ipc", 4);
+            await("connected", publication::isConnected);
+            assertEquals(1, subscription.imageCount());
+        }
+    }
+
+    private long countLogFiles() throws java.io.IOException
+    {
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(Path.of(dir())))
+        {
+            return files.filter((f) -> f.toString().endsWith(".map")).count();
+        }
     }
 }
