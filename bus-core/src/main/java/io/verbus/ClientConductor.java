@@ -367,19 +367,20 @@ final class ClientConductor implements VerbusBackend, Agent
         lingering.addLast(new Lingering(context.nanoClock().nanoTime() + context.lingerTimeoutNs(), logBuffers));
     }
 
-    private static void checkServed(final ChannelUri uri, final String channel)
+    private static void checkServed(final ChannelUri uri, final String channel, final boolean publication)
     {
-        if (!ChannelUri.IPC_SCHEME.equals(uri.scheme()))
+        if (uri.isAeron() || (!publication && !ChannelUri.IPC_SCHEME.equals(uri.scheme())))
         {
             throw new IllegalArgumentException("channel '" + channel + "': a client of a standalone Verbus driver " +
-                "(Verbus.connect) has only ipc channels so far; rdma: and aeron: need Verbus.launch");
+                "(Verbus.connect) has ipc publications and subscriptions and media (rdma:) publications so far; " +
+                "media subscriptions and aeron: channels need Verbus.launch");
         }
     }
 
     public Publication addPublication(final String channel, final int streamId, final boolean exclusive)
     {
         final ChannelUri uri = ChannelUri.parse(channel);
-        checkServed(uri, channel);
+        checkServed(uri, channel, true);
         synchronized (lock)
         {
             ensureOpen();
@@ -440,7 +441,7 @@ final class ClientConductor implements VerbusBackend, Agent
         final UnavailableImageHandler unavailableImageHandler)
     {
         final ChannelUri uri = ChannelUri.parse(channel);
-        checkServed(uri, channel);
+        checkServed(uri, channel, false);
         synchronized (lock)
         {
             ensureOpen();

@@ -182,13 +182,14 @@ final class DriverClients implements Agent
         return buffer.getStringAscii(index + DriverProtocol.CHANNEL_OFFSET);
     }
 
-    private static void checkServed(final String channel)
+    private static void checkServed(final String channel, final boolean publication)
     {
         final ChannelUri uri = ChannelUri.parse(channel);
-        if (!ChannelUri.IPC_SCHEME.equals(uri.scheme()))
+        if (uri.isAeron() || (!publication && !ChannelUri.IPC_SCHEME.equals(uri.scheme())))
         {
-            throw new IllegalArgumentException("channel '" + channel + "': a standalone Verbus driver serves only " +
-                "ipc channels to its clients so far (rdma: and aeron: need Verbus.launch, an embedded driver)");
+            throw new IllegalArgumentException("channel '" + channel + "': a standalone Verbus driver serves its " +
+                "clients ipc publications and subscriptions and media (rdma:) publications so far; media " +
+                "subscriptions and aeron: channels need Verbus.launch, an embedded driver");
         }
     }
 
@@ -198,13 +199,14 @@ final class DriverClients implements Agent
         final int streamId = buffer.getInt(index + DriverProtocol.STREAM_ID_OFFSET);
         final boolean exclusive = 0 != buffer.getInt(index + DriverProtocol.EXCLUSIVE_OFFSET);
         final String channel = channel(buffer, index, length);
-        checkServed(channel);
+        checkServed(channel, true);
         synchronized (lock)
         {
-            final LogPublication publication = (LogPublication)driver.addPublication(channel, streamId, exclusive);
+            final LogPublication publication =
+                (LogPublication)driver.addPublication(channel, streamId, exclusive, false);
             final long registrationId = publication.registrationId();
             client.publications.put(registrationId, publication);
-            final Path logPath = driver.ipcLogPath(registrationId);
+            final Path logPath = driver.logPath(registrationId);
             final UnsafeBuffer out = responseBuffer;
             out.putLong(DriverProtocol.CORRELATION_ID_OFFSET, correlationId);
             out.putLong(DriverProtocol.REGISTRATION_ID_OFFSET, registrationId);
@@ -224,7 +226,7 @@ final class DriverClients implements Agent
     {
         final int streamId = buffer.getInt(index + DriverProtocol.STREAM_ID_OFFSET);
         final String channel = channel(buffer, index, length);
-        checkServed(channel);
+        checkServed(channel, false);
         synchronized (lock)
         {
             final Subscription subscription = driver.addSubscription(channel, streamId,
@@ -241,7 +243,7 @@ final class DriverClients implements Agent
     /** Under the driver's lock (the driver calls image handlers under it). */
     private void onAvailableImage(final long subscriptionCorrelationId, final LogImage image)
     {
-        final Path logPath = driver.ipcLogPath(image.correlationId());
+        final Path logPath = driver.logPath(image.correlationId());
         if (null == logPath)
         {
             throw new IllegalStateException("no log file for image " + image.correlationId());

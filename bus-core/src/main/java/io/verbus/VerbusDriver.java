@@ -175,6 +175,16 @@ final class VerbusDriver implements VerbusBackend
 
     public Publication addPublication(final String channel, final int streamId, final boolean exclusive)
     {
+        return addPublication(channel, streamId, exclusive, true);
+    }
+
+    /**
+     * @param allowDirect false for a standalone driver's client: its writer is in another process and cannot send
+     *                    itself, so the sender agent sends every frame (no direct mode).
+     */
+    Publication addPublication(
+        final String channel, final int streamId, final boolean exclusive, final boolean allowDirect)
+    {
         final ChannelUri uri = ChannelUri.parse(channel);
         if (uri.isAeron())
         {
@@ -203,7 +213,7 @@ final class VerbusDriver implements VerbusBackend
             final long registrationId = nextRegistrationId++;
             final String label = uri.scheme() + " stream=" + streamId + " session=" + sessionId;
             final LogBuffers logBuffers = LogBuffers.map(
-                memoryMapper, uri.scheme() + "-" + streamId + "-" + sessionId, termLength, sharedLogs && null == factory);
+                memoryMapper, uri.scheme() + "-" + streamId + "-" + sessionId, termLength, sharedLogs);
             final List<AutoCloseable> allocated = new ArrayList<>();
             allocated.add(logBuffers);
             try
@@ -248,7 +258,7 @@ final class VerbusDriver implements VerbusBackend
                 else
                 {
                     final MediaSender sender = factory.newSender(mediaContext, uri, publicationLog);
-                    final boolean direct = exclusive && sender.supportsDirectSend();
+                    final boolean direct = allowDirect && exclusive && sender.supportsDirectSend();
                     // Direct mode: the writer sends itself, and the sender agent drives the media while it is idle.
                     final DirectSendHandOff handOff = direct ? new DirectSendHandOff(sender, context.nanoClock()) : null;
                     final MediaSender agentDuty = direct ? handOff : sender;
@@ -656,12 +666,13 @@ final class VerbusDriver implements VerbusBackend
     }
 
     /**
-     * @param registrationId of an {@code ipc} publication's log.
+     * @param registrationId of a publication's log ({@code ipc} or a media's).
      * @return the path of its log file, or null when the log is gone or its file was not kept. Under the lock.
      */
-    Path ipcLogPath(final long registrationId)
+    Path logPath(final long registrationId)
     {
-        for (final NativeLog log : ipcLogs)
+        // ipcLogs first: an ipc log is there before its images are attached (logResources only once it is added).
+        for (final NativeLog log : concat(ipcLogs, logResources.keySet()))
         {
             if (log.registrationId() == registrationId)
             {
@@ -670,6 +681,13 @@ final class VerbusDriver implements VerbusBackend
             }
         }
         return null;
+    }
+
+    private static List<NativeLog> concat(final List<NativeLog> first, final Set<NativeLog> second)
+    {
+        final List<NativeLog> all = new ArrayList<>(first);
+        all.addAll(second);
+        return all;
     }
 
     /** @return a new registration id, e.g. for an asynchronous add that failed. */
