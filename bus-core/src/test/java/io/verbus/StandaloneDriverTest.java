@@ -176,6 +176,34 @@ class StandaloneDriverTest
     }
 
     @Test
+    void shouldFreeASilentClientAndTellItThatItTimedOut()
+    {
+        final List<Throwable> errors = new CopyOnWriteArrayList<>();
+        try (MediaDriver driver = MediaDriver.launch(TestSupport.context(tempDir)
+                .clientLivenessTimeoutNs(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(300)));
+            Verbus live = Verbus.connect(clientContext()))
+        {
+            // An INVOKER client that stops calling invoke() sends no keepalive: to the driver it looks dead.
+            final Verbus silent = Verbus.connect(clientContext().threadingMode(ThreadingMode.INVOKER)
+                .errorHandler(errors::add));
+            final Subscription silentSub = silent.addSubscription("ipc", 8);
+            final Publication pub = live.addPublication("ipc", 8);
+            await("connected", pub::isConnected);
+            await("the silent client freed", () -> !pub.isConnected() && 1 == driver.clientCount());
+
+            // Once it runs again it learns it was timed out, and closes.
+            await("the silent client closed", silent::isClosed, silent::invoke);
+            assertTrue(silentSub.isClosed());
+            assertInstanceOf(DriverTimeoutException.class, errors.get(0));
+            assertTrue(errors.get(0).getMessage().contains("timed this client out"), errors.get(0).getMessage());
+            silent.close();
+
+            final Subscription liveSub = live.addSubscription("ipc", 8);
+            await("connected again", () -> pub.isConnected() && 1 == liveSub.imageCount());
+        }
+    }
+
+    @Test
     void shouldRefuseChannelsTheDriverDoesNotServeYet()
     {
         try (MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
