@@ -217,7 +217,8 @@ final class DriverClients implements Agent
                 ((UnsafeBufferPosition)publication.publicationLog().publisherLimit()).id());
             out.putInt(DriverProtocol.BACK_PRESSURE_COUNTER_ID_OFFSET, publication.backPressureCounterId());
             final int pathLength = out.putStringAscii(DriverProtocol.LOG_PATH_OFFSET, logPath.toString());
-            toClients.transmit(DriverProtocol.ON_PUBLICATION_READY, out, 0, DriverProtocol.LOG_PATH_OFFSET + pathLength);
+            toClients.transmit(
+                DriverProtocol.ON_PUBLICATION_READY, out, 0, DriverProtocol.LOG_PATH_OFFSET + pathLength);
         }
     }
 

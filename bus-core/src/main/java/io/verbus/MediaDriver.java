@@ -149,7 +149,8 @@ public final class MediaDriver implements AutoCloseable
                 if (pid > 0 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
                 {
                     throw new IllegalStateException(
-                        "Verbus dir " + dir + " is in use by a running Verbus driver (pid " + pid + "): use another dir");
+                        "Verbus dir " + dir + " is in use by a running Verbus driver (pid " + pid + "): use " +
+                        "another dir");
                 }
             }
             catch (final IllegalStateException ex)
@@ -252,7 +253,7 @@ public final class MediaDriver implements AutoCloseable
         {
             throw new IllegalArgumentException("a standalone driver runs its own threads: SHARED or DEDICATED");
         }
-        // The barrier is closed last: Agrona's shutdown hook waits for it, so the driver is closed before the JVM exits.
+        // The barrier is closed last: Agrona's shutdown hook waits for it, so the driver closes before the JVM exits.
         try (ShutdownSignalBarrier barrier = new ShutdownSignalBarrier();
             MediaDriver driver = launch(context))
         {

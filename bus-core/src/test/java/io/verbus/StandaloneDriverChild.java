@@ -19,8 +19,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>
  * Messages: {@code long sequence} (per publication, from 0), then {@code length - 8} bytes, byte i being
  * {@code (byte)(sequence * 31 + i)}; lengths cycle from 8 to 407 bytes, and every 1000th message is 3000 bytes long
- * (fragmented over the 1408-byte MTU). The subscriber checks every byte and that each session's sequence goes up by one,
- * and both sides print a checksum over every payload byte.
+ * (fragmented over the 1408-byte MTU). The subscriber checks every byte and that each session's sequence goes up by
+ * one, and both sides print a checksum over every payload byte.
  */
 public final class StandaloneDriverChild
 {

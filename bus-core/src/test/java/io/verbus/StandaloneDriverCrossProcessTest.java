@@ -165,7 +165,8 @@ class StandaloneDriverCrossProcessTest
         try (Verbus client = Verbus.connect(new Verbus.Context().dir(dir())))
         {
             final Subscription fromVictim = client.addSubscription("ipc", 2);
-            await("the victim's image", () -> 1 == fromVictim.imageCount(), () -> fromVictim.poll((b, o, l, h) -> {}, 10));
+            await("the victim's image", () -> 1 == fromVictim.imageCount(),
+                () -> fromVictim.poll((b, o, l, h) -> {}, 10));
             final Publication publication = client.addPublication("ipc:term-length=64k", 1);
             final Subscription subscription = client.addSubscription("ipc", 1);
             await("connected", publication::isConnected);

@@ -105,8 +105,8 @@ public final class CountersFile implements AutoCloseable
                 if (pid > 0 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
                 {
                     throw new IllegalStateException(
-                        "Verbus dir " + dir + " is in use by a running Verbus (pid " + pid + "): use another dir (to share a " +
-                        "standalone driver's dir, attach with Verbus.connect)");
+                        "Verbus dir " + dir + " is in use by a running Verbus (pid " + pid + "): use another dir " +
+                        "(to share a standalone driver's dir, attach with Verbus.connect)");
                 }
                 Files.delete(path);
             }
@@ -184,7 +184,8 @@ public final class CountersFile implements AutoCloseable
         }
         final Arena arena = Arena.ofShared();
         final java.util.Set<StandardOpenOption> options = writable ?
-            java.util.Set.of(StandardOpenOption.READ, StandardOpenOption.WRITE) : java.util.Set.of(StandardOpenOption.READ);
+            java.util.Set.of(StandardOpenOption.READ, StandardOpenOption.WRITE) :
+            java.util.Set.of(StandardOpenOption.READ);
         try (FileChannel channel = FileChannel.open(path, options))
         {
             final long size = channel.size();
