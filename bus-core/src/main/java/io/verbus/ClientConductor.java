@@ -369,11 +369,10 @@ final class ClientConductor implements VerbusBackend, Agent
 
     private static void checkServed(final ChannelUri uri, final String channel, final boolean publication)
     {
-        if (uri.isAeron() || (!publication && !ChannelUri.IPC_SCHEME.equals(uri.scheme())))
+        if (uri.isAeron())
         {
             throw new IllegalArgumentException("channel '" + channel + "': a client of a standalone Verbus driver " +
-                "(Verbus.connect) has ipc publications and subscriptions and media (rdma:) publications so far; " +
-                "media subscriptions and aeron: channels need Verbus.launch");
+                "(Verbus.connect) has ipc and media (rdma:) channels; aeron: channels need Verbus.launch");
         }
     }
 

@@ -1,8 +1,12 @@
 package io.verbus;
 
+import io.aeron.logbuffer.BlockHandler;
+import io.aeron.protocol.DataHeaderFlyweight;
+import io.aeron.protocol.HeaderFlyweight;
 import io.verbus.driver.CncFile;
 import io.verbus.driver.DriverProtocol;
 import io.verbus.driver.ImagePosition;
+import io.verbus.log.ExclusiveLogPublication;
 import io.verbus.log.LogImage;
 import io.verbus.log.LogPublication;
 import org.agrona.DirectBuffer;
@@ -41,6 +45,9 @@ final class DriverClients implements Agent
     private final UnsafeBuffer responseBuffer = new UnsafeBuffer(new byte[2 * DriverProtocol.MAX_STRING_LENGTH]);
     private final Map<Long, Client> clients = new HashMap<>();
     private final Map<Long, Client> liveClients = new ConcurrentHashMap<>();
+    private final Map<String, Bridge> bridges = new HashMap<>();
+    private final Map<Subscription, Bridge> proxyBridges = new HashMap<>();
+    private volatile Bridge[] activeBridges = new Bridge[0];
     private long nextTimeoutCheckNs;
     private long lastHeartbeatMs;
 
@@ -54,6 +61,81 @@ final class DriverClients implements Agent
         Client(final long clientId)
         {
             this.clientId = clientId;
+        }
+    }
+
+    /**
+     * One media subscription of the driver serving every client subscription of the same channel and stream: each
+     * of its images is copied, block by block at the same positions, into a shared log (a bridge log) that the
+     * clients' proxies see as images. The copy follows the clients' flow control: it never runs past the bridge
+     * log's limit, so the media image (and the remote publisher's credit) moves only as fast as the slowest client.
+     */
+    private final class Bridge
+    {
+        private final String key;
+        private final List<Subscription> proxies = new ArrayList<>();
+        private volatile BridgeEntry[] entries = new BridgeEntry[0];
+        private Subscription mediaSubscription;
+
+        Bridge(final String key)
+        {
+            this.key = key;
+        }
+    }
+
+    /** One media image and the bridge log it is copied into. */
+    private final class BridgeEntry implements BlockHandler
+    {
+        private final LogImage image;
+        private final ExclusiveLogPublication publication;
+
+        BridgeEntry(final LogImage image, final ExclusiveLogPublication publication)
+        {
+            this.image = image;
+            this.publication = publication;
+        }
+
+        int copy()
+        {
+            if (publication.isClosed() || image.isClosed())
+            {
+                return 0;
+            }
+            final long window = publication.positionLimit() - publication.position();
+            if (window <= 0)
+            {
+                return 0;
+            }
+            return (int)image.blockPoll(this, (int)Math.min(window, image.termBufferLength()));
+        }
+
+        public void onBlock(
+            final DirectBuffer buffer, final int offset, final int length, final int sessionId, final int termId)
+        {
+            final int frameType = buffer.getShort(offset + HeaderFlyweight.TYPE_FIELD_OFFSET) & 0xFFFF;
+            long result;
+            try
+            {
+                result = HeaderFlyweight.HDR_TYPE_PAD == frameType ?
+                    publication.appendPadding(buffer.getInt(offset) - DataHeaderFlyweight.HEADER_LENGTH) :
+                    publication.offerBlock((org.agrona.MutableDirectBuffer)buffer, offset, length);
+            }
+            catch (final IllegalArgumentException ex)
+            {
+                result = Publication.CLOSED;
+                context.errorHandler().onError(ex);
+            }
+            if (result < 0 && Publication.CLOSED != result)
+            {
+                context.errorHandler().onError(new IllegalStateException("bridge of " + image.sourceIdentity() +
+                    " session " + sessionId + ": a block of " + length + " bytes at term " + termId + " not copied (" +
+                    result + "); closing the bridge log"));
+                result = Publication.CLOSED;
+            }
+            if (Publication.CLOSED == result)
+            {
+                publication.close(); // the clients see the image go rather than a gap
+            }
         }
     }
 
@@ -83,6 +165,13 @@ final class DriverClients implements Agent
             toDriver.consumerHeartbeatTime(nowMs);
         }
         work += toDriver.read(this::onCommand, 16);
+        for (final Bridge bridge : activeBridges)
+        {
+            for (final BridgeEntry entry : bridge.entries)
+            {
+                work += entry.copy();
+            }
+        }
         final long nowNs = context.nanoClock().nanoTime();
         if (nowNs - nextTimeoutCheckNs >= 0)
         {
@@ -148,7 +237,7 @@ final class DriverClients implements Agent
                         buffer.getLong(index + DriverProtocol.REMOVE_REGISTRATION_ID_OFFSET));
                     if (null != subscription)
                     {
-                        subscription.close();
+                        closeSubscription(subscription);
                     }
                 }
                 case DriverProtocol.CLIENT_KEEPALIVE ->
@@ -185,11 +274,10 @@ final class DriverClients implements Agent
     private static void checkServed(final String channel, final boolean publication)
     {
         final ChannelUri uri = ChannelUri.parse(channel);
-        if (uri.isAeron() || (!publication && !ChannelUri.IPC_SCHEME.equals(uri.scheme())))
+        if (uri.isAeron())
         {
-            throw new IllegalArgumentException("channel '" + channel + "': a standalone Verbus driver serves its " +
-                "clients ipc publications and subscriptions and media (rdma:) publications so far; media " +
-                "subscriptions and aeron: channels need Verbus.launch, an embedded driver");
+            throw new IllegalArgumentException("channel '" + channel + "': a standalone Verbus driver does not " +
+                "serve aeron: channels to its clients; they need Verbus.launch, an embedded driver");
         }
     }
 
@@ -230,15 +318,45 @@ final class DriverClients implements Agent
         checkServed(channel, false);
         synchronized (lock)
         {
-            final Subscription subscription = driver.addSubscription(channel, streamId,
-                (image) -> onAvailableImage(correlationId, (LogImage)image),
-                (image) -> onUnavailableImage(correlationId, (LogImage)image));
+            final Subscription subscription = ChannelUri.IPC_SCHEME.equals(ChannelUri.parse(channel).scheme()) ?
+                driver.addSubscription(channel, streamId,
+                    (image) -> onAvailableImage(correlationId, (LogImage)image),
+                    (image) -> onUnavailableImage(correlationId, (LogImage)image)) :
+                addBridgedSubscription(channel, streamId, correlationId);
             client.subscriptions.put(subscription.registrationId(), subscription);
             final UnsafeBuffer out = responseBuffer;
             out.putLong(DriverProtocol.CORRELATION_ID_OFFSET, correlationId);
             out.putLong(DriverProtocol.REGISTRATION_ID_OFFSET, subscription.registrationId());
             toClients.transmit(DriverProtocol.ON_SUBSCRIPTION_READY, out, 0, DriverProtocol.REGISTRATION_ID_OFFSET + 8);
         }
+    }
+
+    /** Under the lock: a client's media subscription, served by the bridge of its channel and stream. */
+    private Subscription addBridgedSubscription(final String channel, final int streamId, final long correlationId)
+    {
+        final String key = streamId + " " + channel;
+        Bridge bridge = bridges.get(key);
+        final boolean created = null == bridge;
+        if (created)
+        {
+            bridge = new Bridge(key);
+            final Bridge newBridge = bridge;
+            bridge.mediaSubscription = driver.addSubscription(channel, streamId,
+                (image) -> onBridgeImageAvailable(newBridge, (LogImage)image),
+                (image) -> onBridgeImageUnavailable(newBridge, (LogImage)image));
+            bridges.put(key, bridge);
+            publishBridges();
+        }
+        final NativeSubscription proxy = driver.addBridgeSubscription(channel, streamId,
+            (image) -> onAvailableImage(correlationId, (LogImage)image),
+            (image) -> onUnavailableImage(correlationId, (LogImage)image));
+        bridge.proxies.add(proxy);
+        proxyBridges.put(proxy, bridge);
+        for (final BridgeEntry entry : bridge.entries)
+        {
+            driver.attachBridgeImage(entry.publication.registrationId(), proxy, entry.publication.position());
+        }
+        return proxy;
     }
 
     /** Under the driver's lock (the driver calls image handlers under it). */
@@ -312,6 +430,72 @@ final class DriverClients implements Agent
         return timedOut.size();
     }
 
+    /** Closes a client's subscription; the last proxy of a bridge takes the bridge's media subscription with it. */
+    private void closeSubscription(final Subscription subscription)
+    {
+        subscription.close();
+        synchronized (lock)
+        {
+            final Bridge bridge = proxyBridges.remove(subscription);
+            if (null != bridge)
+            {
+                bridge.proxies.remove(subscription);
+                if (bridge.proxies.isEmpty())
+                {
+                    bridges.remove(bridge.key);
+                    publishBridges();
+                    if (null != bridge.mediaSubscription)
+                    {
+                        bridge.mediaSubscription.close();
+                    }
+                    for (final BridgeEntry entry : bridge.entries)
+                    {
+                        entry.publication.close();
+                    }
+                    bridge.entries = new BridgeEntry[0];
+                }
+            }
+        }
+    }
+
+    private void publishBridges()
+    {
+        activeBridges = bridges.values().toArray(new Bridge[0]);
+    }
+
+    /** Under the lock, on the receiver's thread: a media image joined a bridge; copy it into a new bridge log. */
+    private void onBridgeImageAvailable(final Bridge bridge, final LogImage image)
+    {
+        final ExclusiveLogPublication publication = driver.addBridgeLog(image);
+        final BridgeEntry entry = new BridgeEntry(image, publication);
+        final BridgeEntry[] old = bridge.entries;
+        final BridgeEntry[] updated = java.util.Arrays.copyOf(old, old.length + 1);
+        updated[old.length] = entry;
+        bridge.entries = updated;
+        for (final Subscription proxy : bridge.proxies)
+        {
+            driver.attachBridgeImage(publication.registrationId(), (NativeSubscription)proxy, publication.position());
+        }
+    }
+
+    /** Under the lock: a media image left; its bridge log closes and retires once the clients drained it. */
+    private void onBridgeImageUnavailable(final Bridge bridge, final LogImage image)
+    {
+        final List<BridgeEntry> kept = new ArrayList<>();
+        for (final BridgeEntry entry : bridge.entries)
+        {
+            if (entry.image == image)
+            {
+                entry.publication.close();
+            }
+            else
+            {
+                kept.add(entry);
+            }
+        }
+        bridge.entries = kept.toArray(new BridgeEntry[0]);
+    }
+
     private void closeClientResources(final Client client)
     {
         for (final LogPublication publication : client.publications.values())
@@ -321,7 +505,7 @@ final class DriverClients implements Agent
         client.publications.clear();
         for (final Subscription subscription : client.subscriptions.values())
         {
-            subscription.close();
+            closeSubscription(subscription);
         }
         client.subscriptions.clear();
     }

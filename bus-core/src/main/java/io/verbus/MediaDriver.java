@@ -88,8 +88,9 @@ public final class MediaDriver implements AutoCloseable
             this.cncFile = cnc;
             this.errorLog = new DistinctErrorLog(cnc.errorLogBuffer(), SystemEpochClock.INSTANCE);
             this.clients = new DriverClients(driver, cnc, context);
+            // The context's idle strategy: this agent also copies media images into bridge logs for clients.
             this.clientsRunner = new AgentRunner(
-                IdleStrategies.newIdleStrategy(IdleStrategies.SLEEPING), context.errorHandler(), null, clients);
+                IdleStrategies.newIdleStrategy(context.idleStrategy()), context.errorHandler(), null, clients);
             AgentRunner.startOnThread(clientsRunner);
             cnc.signalReady();
         }

@@ -82,6 +82,8 @@ final class VerbusDriver implements VerbusBackend
     private final AgentInvoker invoker;
     private final List<NativeLog> ipcLogs = new ArrayList<>();
     private final List<NativeSubscription> ipcSubscriptions = new ArrayList<>();
+    private final List<NativeLog> bridgeLogs = new ArrayList<>();
+    private final List<NativeSubscription> bridgeSubscriptions = new ArrayList<>();
     private final List<LogPublication> publications = new ArrayList<>();
     private final List<NativeSubscription> subscriptions = new ArrayList<>();
     private final Map<NativeLog, LogResources> logResources = new IdentityHashMap<>();
@@ -429,7 +431,7 @@ final class VerbusDriver implements VerbusBackend
     {
         synchronized (lock)
         {
-            for (final NativeSubscription subscription : ipcSubscriptions)
+            for (final NativeSubscription subscription : concatSubscriptions())
             {
                 if (subscription.removeImage(image))
                 {
@@ -442,7 +444,7 @@ final class VerbusDriver implements VerbusBackend
 
     private void detachIpcPosition(final LogImage image)
     {
-        for (final NativeLog log : ipcLogs)
+        for (final NativeLog log : concat(ipcLogs, new java.util.HashSet<>(bridgeLogs)))
         {
             if (log.registrationId() == image.correlationId())
             {
@@ -457,6 +459,7 @@ final class VerbusDriver implements VerbusBackend
         synchronized (lock)
         {
             ipcSubscriptions.remove(subscription);
+            bridgeSubscriptions.remove(subscription);
             subscriptions.remove(subscription);
             for (final LogImage image : subscription.logImages())
             {
@@ -506,9 +509,9 @@ final class VerbusDriver implements VerbusBackend
         final LogResources release;
         synchronized (lock)
         {
-            if (ipcLogs.remove(log))
+            if (ipcLogs.remove(log) || bridgeLogs.remove(log))
             {
-                for (final NativeSubscription subscription : ipcSubscriptions)
+                for (final NativeSubscription subscription : concatSubscriptions())
                 {
                     for (final LogImage image : subscription.logImages())
                     {
@@ -681,6 +684,136 @@ final class VerbusDriver implements VerbusBackend
             }
         }
         return null;
+    }
+
+    private List<NativeSubscription> concatSubscriptions()
+    {
+        final List<NativeSubscription> all = new ArrayList<>(ipcSubscriptions);
+        all.addAll(bridgeSubscriptions);
+        return all;
+    }
+
+    /**
+     * Standalone driver: a shared log that copies one media image for client processes (a bridge), laid out as the
+     * image (session, stream, initial term id, term length) and starting at its position, so a block of the image
+     * appended with {@code offerBlock} lands at the same position. Not an {@code ipc} log of the stream: only the
+     * subscriptions attached with {@link #attachBridgeImage} see it. The conductor gives it {@code ipc} flow control
+     * from their positions; closing the returned publication retires it as an {@code ipc} log is retired.
+     *
+     * @param image of a media subscription, at its join position.
+     * @return the publication the copier appends to.
+     */
+    ExclusiveLogPublication addBridgeLog(final LogImage image)
+    {
+        final int sessionId = image.sessionId();
+        final int streamId = image.streamId();
+        final int termLength = image.termBufferLength();
+        final int initialTermId = image.initialTermId();
+        final long startPosition = image.position();
+        synchronized (lock)
+        {
+            ensureOpen();
+            ensureCountersAvailable(3);
+            final long registrationId = nextRegistrationId++;
+            final String label = "bridge stream=" + streamId + " session=" + sessionId;
+            final LogBuffers logBuffers = LogBuffers.map(
+                memoryMapper, "bridge-" + streamId + "-" + sessionId, termLength, true);
+            final List<AutoCloseable> allocated = new ArrayList<>();
+            allocated.add(logBuffers);
+            try
+            {
+                final int mtu = 0 != image.mtuLength() ? image.mtuLength() : context.mtuLength();
+                logBuffers.initialise(sessionId, streamId, initialTermId, mtu,
+                    LogBufferDescriptor.LOG_BUFFER_TYPE_EXCLUSIVE_PUBLICATION);
+                startTail(logBuffers.metaDataBuffer(), initialTermId, termLength, startPosition);
+                final UnsafeBufferPosition publisherLimit =
+                    newPosition("pub-lmt: " + label, CounterTypes.PUBLISHER_LIMIT_TYPE_ID, sessionId, streamId);
+                allocated.add(publisherLimit);
+                final UnsafeBufferPosition publisherPosition =
+                    newPosition("pub-pos: " + label, CounterTypes.PUBLISHER_POSITION_TYPE_ID, sessionId, streamId);
+                allocated.add(publisherPosition);
+                final AtomicCounter backPressure = countersManager.newCounter(
+                    "back-pressure: " + label, CounterTypes.BACK_PRESSURE_EVENTS_TYPE_ID,
+                    (key) -> putKey(key, sessionId, streamId));
+                allocated.add(backPressure);
+                publisherLimit.setRelease(startPosition);
+                final PublicationLog publicationLog =
+                    new PublicationLog(logBuffers, sessionId, streamId, publisherLimit, registrationId);
+                final NativeLog nativeLog =
+                    new NativeLog(registrationId, true, publicationLog, publisherPosition, termLength / 2);
+                nativeLog.startAt(startPosition);
+                final ExclusiveLogPublication publication = new ExclusiveLogPublication(
+                    "bridge:" + image.sourceIdentity(), publicationLog, backPressure,
+                    (p) -> onPublicationClose(nativeLog, null), null);
+                bridgeLogs.add(nativeLog);
+                logResources.put(nativeLog, new LogResources(logBuffers, allocated));
+                conductor.addLog(nativeLog);
+                return publication;
+            }
+            catch (final RuntimeException ex)
+            {
+                closeAll(allocated);
+                throw ex;
+            }
+        }
+    }
+
+    /** Sets a new log's tail to {@code position}, and the other partitions' term ids as Aeron expects them. */
+    private static void startTail(
+        final UnsafeBuffer metaData, final int initialTermId, final int termLength, final long position)
+    {
+        final int bits = LogBufferDescriptor.positionBitsToShift(termLength);
+        final int termCount = (int)(position >>> bits);
+        final int termId = initialTermId + termCount;
+        final int termOffset = (int)(position & (termLength - 1));
+        for (int k = 1; k < LogBufferDescriptor.PARTITION_COUNT; k++)
+        {
+            LogBufferDescriptor.initialiseTailWithTermId(metaData,
+                LogBufferDescriptor.indexByTermCount(termCount + k), termId + k - LogBufferDescriptor.PARTITION_COUNT);
+        }
+        LogBufferDescriptor.rawTail(metaData, LogBufferDescriptor.indexByTermCount(termCount),
+            LogBufferDescriptor.packTail(termId, termOffset));
+        LogBufferDescriptor.activeTermCountOrdered(metaData, termCount);
+    }
+
+    /**
+     * Standalone driver: a subscription that sees only the bridge logs attached to it (a client's proxy for a media
+     * subscription served by the driver). Closing it detaches its positions as for an {@code ipc} subscription.
+     */
+    NativeSubscription addBridgeSubscription(
+        final String channel,
+        final int streamId,
+        final AvailableImageHandler availableImageHandler,
+        final UnavailableImageHandler unavailableImageHandler)
+    {
+        final ChannelUri uri = ChannelUri.parse(channel);
+        synchronized (lock)
+        {
+            ensureOpen();
+            final NativeSubscription subscription = new NativeSubscription(
+                nextRegistrationId++, uri, streamId, availableImageHandler, unavailableImageHandler,
+                (s) -> onIpcSubscriptionClose(s), errorHandler);
+            bridgeSubscriptions.add(subscription);
+            subscriptions.add(subscription);
+            return subscription;
+        }
+    }
+
+    /** Standalone driver: gives a bridge subscription an image of a bridge log, joining at a position. */
+    void attachBridgeImage(final long logRegistrationId, final NativeSubscription subscription, final long position)
+    {
+        synchronized (lock)
+        {
+            for (final NativeLog log : bridgeLogs)
+            {
+                if (log.registrationId() == logRegistrationId && !log.isClosed() &&
+                    bridgeSubscriptions.contains(subscription))
+                {
+                    ensureCountersAvailable(1);
+                    attachIpcImage(log, subscription, position);
+                }
+            }
+        }
     }
 
     private static List<NativeLog> concat(final List<NativeLog> first, final Set<NativeLog> second)

@@ -204,6 +204,65 @@ class StandaloneDriverTest
     }
 
     @Test
+    void shouldServeClientsMediaSubscriptionsWithOneDriverSubscription()
+    {
+        // The loopback media hands its one connection to one receiver: both clients receive everything only if the
+        // driver serves them with one media subscription, copied into a bridge log they share.
+        try (Verbus remote = Verbus.launch(TestSupport.context(tempDir.resolve("remote")));
+            MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus clientA = Verbus.connect(clientContext());
+            Verbus clientB = Verbus.connect(clientContext()))
+        {
+            final Subscription subA = clientA.addSubscription("loop:name=bridge", 31);
+            final Subscription subB = clientB.addSubscription("loop:name=bridge", 31);
+            final ExclusivePublication pub = remote.addExclusivePublication("loop:name=bridge", 31);
+            await("connected", () -> pub.isConnected() && 1 == subA.imageCount() && 1 == subB.imageCount());
+
+            final int messages = 20_000; // 64 KiB terms: many rotations, padding, 3000-byte fragmented messages
+            final long[][] next = new long[2][1];
+            final String[] error = new String[1];
+            final io.aeron.FragmentAssembler[] assemblers = new io.aeron.FragmentAssembler[2];
+            for (int i = 0; i < 2; i++)
+            {
+                final long[] expected = next[i];
+                assemblers[i] = new io.aeron.FragmentAssembler((b, o, l, h) ->
+                {
+                    final long sequence = b.getLong(o);
+                    if (sequence != expected[0] || l != StandaloneDriverChild.messageLength(sequence))
+                    {
+                        error[0] = "sequence " + sequence + " length " + l + ", expected " + expected[0];
+                    }
+                    expected[0]++;
+                });
+            }
+            final UnsafeBuffer buffer = new UnsafeBuffer(ByteBuffer.allocateDirect(4096));
+            for (long sequence = 0; sequence < messages; sequence++)
+            {
+                final int length = StandaloneDriverChild.messageLength(sequence);
+                StandaloneDriverChild.fill(buffer, 0, sequence, length);
+                final long deadline = System.nanoTime() + 30_000_000_000L;
+                while (pub.offer(buffer, 0, length) < 0)
+                {
+                    subA.poll(assemblers[0], 100);
+                    subB.poll(assemblers[1], 100);
+                    assertTrue(System.nanoTime() < deadline, "stuck at " + sequence);
+                }
+            }
+            await("all received by both", () -> messages == next[0][0] && messages == next[1][0], () ->
+            {
+                subA.poll(assemblers[0], 100);
+                subB.poll(assemblers[1], 100);
+            });
+            assertEquals(null, error[0]);
+
+            subA.close();
+            subB.close();
+            final Subscription again = clientA.addSubscription("loop:name=bridge", 31);
+            assertEquals(0, again.imageCount());
+        }
+    }
+
+    @Test
     void shouldRefuseChannelsTheDriverDoesNotServeYet()
     {
         try (MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
@@ -212,7 +271,6 @@ class StandaloneDriverTest
             final IllegalArgumentException ex =
                 assertThrows(IllegalArgumentException.class, () -> client.addPublication("aeron:ipc", 1));
             assertTrue(ex.getMessage().contains("aeron: channels need Verbus.launch"), ex.getMessage());
-            assertThrows(IllegalArgumentException.class, () -> client.addSubscription("rdma:endpoint=a:1", 1));
             final IllegalArgumentException bad =
                 assertThrows(IllegalArgumentException.class, () -> client.addPublication("ipc:term-length=3", 1));
             assertTrue(bad.getMessage().contains("term"), bad.getMessage());
