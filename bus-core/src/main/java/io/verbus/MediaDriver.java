@@ -19,7 +19,9 @@ import java.util.concurrent.TimeUnit;
  * counters and the agents, and client processes attach to it with {@link Verbus#connect(Verbus.Context)} through the
  * dir. Publications and subscriptions of different clients on the same {@code ipc} channel and stream share the
  * driver's mapped log: the publisher appends into it, the subscriber reads it, and the driver's conductor keeps the
- * publisher limit from the subscribers' position counters, as it does for an embedded driver.
+ * publisher limit from the subscribers' position counters, as it does for an embedded driver. A client's media
+ * ({@code rdma:}) publication is sent by the driver's sender agent; a client's media subscription is served by one
+ * driver-side media subscription per channel and stream, whose images are copied into logs the clients share.
  * <pre>{@code
  * try (ShutdownSignalBarrier barrier = new ShutdownSignalBarrier();
  *     MediaDriver driver = MediaDriver.launch(new Verbus.Context().dir("/dev/shm/verbus-shared")))

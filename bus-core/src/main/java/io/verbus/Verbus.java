@@ -73,8 +73,9 @@ public final class Verbus implements AutoCloseable
      * (publications return {@code CLOSED}, subscriptions close, {@link #isClosed()}) and the error handler gets an
      * {@code io.aeron.exceptions.DriverTimeoutException}.
      * <p>
-     * Served through the driver: {@code ipc} channels. Not yet: {@code rdma:} and {@code aeron:} channels and
-     * {@link #addCounter}, which throw naming the limit.
+     * Served through the driver: {@code ipc} channels, and media ({@code rdma:}) channels by the driver's media (a
+     * publication sent by its sender agent, a subscription bridged from one driver-side media subscription per
+     * channel and stream). Not yet: {@code aeron:} channels and {@link #addCounter}, which throw naming the limit.
      *
      * @param context to use; concluded by this call. Its dir names the driver; the driver's settings (term length,
      *                MTU, threading) are the driver's own, except where a channel sets them.

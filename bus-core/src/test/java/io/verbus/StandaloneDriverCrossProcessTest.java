@@ -215,7 +215,16 @@ class StandaloneDriverCrossProcessTest
             final Child newSubscriber = start("subscriber", dir(), "3", "10000", "2");
             newSubscriber.awaitLine("SUBSCRIBED", 30_000);
             final Child newPublisher = start("publisher", dir(), "3", "10000");
-            newSubscriber.awaitLine("RECEIVED 10000", 60_000);
+            try
+            {
+                newSubscriber.awaitLine("RECEIVED 10000", 60_000);
+            }
+            catch (final AssertionError ex)
+            {
+                throw new AssertionError(ex.getMessage() + "; the publisher printed " + newPublisher.lines +
+                    (newPublisher.process.isAlive() ? " (running)" : " (exited " + newPublisher.process.exitValue() +
+                    ")") + "; the driver printed " + driver.lines, ex);
+            }
             assertEquals(0, newSubscriber.awaitExit(30_000));
             assertEquals(0, newPublisher.awaitExit(30_000));
             assertTrue(driver.process.isAlive());
