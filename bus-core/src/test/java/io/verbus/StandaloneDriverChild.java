@@ -81,8 +81,8 @@ public final class StandaloneDriverChild
     }
 
     /**
-     * An exclusive publication (offer and tryClaim, alternating) and a concurrent one (offer), both on the stream,
-     * {@code count} messages in all.
+     * An exclusive and a concurrent publication on the stream, taking turns, each alternating tryClaim and offer
+     * (offer for messages longer than one frame), {@code count} messages in all.
      */
     private static void runPublisher(final String dir, final int streamId, final long count)
     {
@@ -113,9 +113,10 @@ public final class StandaloneDriverChild
                 long result;
                 do
                 {
-                    if (useExclusive && 0 == (sequence & 1) && length <= exclusive.maxPayloadLength())
+                    final Publication publication = useExclusive ? exclusive : concurrent;
+                    if (0 == (sequence & 1) && length <= publication.maxPayloadLength())
                     {
-                        result = exclusive.tryClaim(length, claim);
+                        result = publication.tryClaim(length, claim);
                         if (result > 0)
                         {
                             fill((UnsafeBuffer)claim.buffer(), claim.offset(), sequence, length);
@@ -125,7 +126,7 @@ public final class StandaloneDriverChild
                     else
                     {
                         fill(buffer, 0, sequence, length);
-                        result = (useExclusive ? exclusive : concurrent).offer(buffer, 0, length);
+                        result = publication.offer(buffer, 0, length);
                     }
                     check(result > 0 || result == Publication.BACK_PRESSURED || result == Publication.ADMIN_ACTION,
                         "offer failed: " + result);
