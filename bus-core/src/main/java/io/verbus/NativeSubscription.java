@@ -29,6 +29,7 @@ final class NativeSubscription implements Subscription
     private final UnavailableImageHandler unavailableImageHandler;
     private final Consumer<NativeSubscription> closeHandler;
     private final HandlerGuard handlerGuard;
+    private final ErrorHandler errorHandler;
     private volatile LogImage[] images = new LogImage[0];
     private volatile boolean isClosed;
     private int roundRobinIndex;
@@ -43,6 +44,7 @@ final class NativeSubscription implements Subscription
         final ErrorHandler errorHandler)
     {
         this.handlerGuard = new HandlerGuard(errorHandler);
+        this.errorHandler = errorHandler;
         this.registrationId = registrationId;
         this.channel = uri.toString();
         this.uri = uri;
@@ -231,7 +233,16 @@ final class NativeSubscription implements Subscription
         final LogImage[] updated = Arrays.copyOf(old, old.length + 1);
         updated[old.length] = image;
         images = updated;
-        availableImageHandler.onAvailableImage(image);
+        try
+        {
+            availableImageHandler.onAvailableImage(image);
+        }
+        catch (final RuntimeException ex)
+        {
+            // As Aeron's client conductor: the handler's failure is reported; the image stays, the caller carries on
+            // (an add that attached this image must not fail half way and free memory the image still reads).
+            errorHandler.onError(ex);
+        }
     }
 
     /**
@@ -249,7 +260,14 @@ final class NativeSubscription implements Subscription
             return false;
         }
         images = updated;
-        unavailableImageHandler.onUnavailableImage(image);
+        try
+        {
+            unavailableImageHandler.onUnavailableImage(image);
+        }
+        catch (final RuntimeException ex)
+        {
+            errorHandler.onError(ex);
+        }
         return true;
     }
 

@@ -32,12 +32,12 @@ import java.util.concurrent.TimeUnit;
  */
 public final class Verbus implements AutoCloseable
 {
-    private final VerbusDriver driver;
+    private final VerbusBackend driver;
     private final Map<Long, Object> asyncResults = new ConcurrentHashMap<>();
 
-    private Verbus(final Context context)
+    private Verbus(final VerbusBackend driver)
     {
-        this.driver = new VerbusDriver(context);
+        this.driver = driver;
     }
 
     /**
@@ -61,7 +61,32 @@ public final class Verbus implements AutoCloseable
     {
         io.verbus.log.OfferArguments.checkNotNull(context, "launch: context");
         context.conclude();
-        return new Verbus(context);
+        return new Verbus(new VerbusDriver(context));
+    }
+
+    /**
+     * Attaches to a standalone driver ({@link MediaDriver}, {@code ./verbus driver --dir D}) running on this host with
+     * the context's dir, Aeron's {@code Aeron.connect}. Several processes attached to one driver exchange {@code ipc}
+     * streams through its mapped logs, without a copy. The client keeps the driver informed that it lives (a
+     * keepalive, from its own conductor thread or, in {@link ThreadingMode#INVOKER} mode, from {@link #invoke()}) and
+     * watches the driver's heartbeat: a driver silent for {@link Context#driverTimeoutMs()} closes this Verbus
+     * (publications return {@code CLOSED}, subscriptions close, {@link #isClosed()}) and the error handler gets an
+     * {@code io.aeron.exceptions.DriverTimeoutException}.
+     * <p>
+     * Served through the driver: {@code ipc} channels, and media ({@code rdma:}) channels by the driver's media (a
+     * publication sent by its sender agent, a subscription bridged from one driver-side media subscription per
+     * channel and stream). Not yet: {@code aeron:} channels and {@link #addCounter}, which throw naming the limit.
+     *
+     * @param context to use; concluded by this call. Its dir names the driver; the driver's settings (term length,
+     *                MTU, threading) are the driver's own, except where a channel sets them.
+     * @return the attached Verbus.
+     * @throws IllegalStateException when no live driver uses the dir.
+     */
+    public static Verbus connect(final Context context)
+    {
+        io.verbus.log.OfferArguments.checkNotNull(context, "connect: context");
+        context.conclude();
+        return new Verbus(new ClientConductor(context));
     }
 
     /**
@@ -383,6 +408,18 @@ public final class Verbus implements AutoCloseable
         /** Property for {@link #publicationUnblockTimeoutNs(long)}. */
         public static final String PUBLICATION_UNBLOCK_TIMEOUT_PROP_NAME = "verbus.publication.unblock.timeout.ns";
 
+        /** Property for {@link #driverTimeoutMs(long)}. */
+        public static final String DRIVER_TIMEOUT_PROP_NAME = "verbus.driver.timeout.ms";
+
+        /** Property for {@link #clientLivenessTimeoutNs(long)}. */
+        public static final String CLIENT_LIVENESS_TIMEOUT_PROP_NAME = "verbus.client.liveness.timeout.ns";
+
+        /** Default driver timeout, Aeron's: a client gives up on a driver whose heartbeat is this old. */
+        public static final long DRIVER_TIMEOUT_MS_DEFAULT = 10_000;
+
+        /** Default client liveness timeout, Aeron's: a standalone driver frees a client silent this long. */
+        public static final long CLIENT_LIVENESS_TIMEOUT_NS_DEFAULT = TimeUnit.SECONDS.toNanos(10);
+
         /** Default idle strategy name. */
         public static final String IDLE_STRATEGY_DEFAULT = "backoff";
 
@@ -427,6 +464,9 @@ public final class Verbus implements AutoCloseable
         private long lingerTimeoutNs = LINGER_TIMEOUT_NS_DEFAULT;
         private long publicationUnblockTimeoutNs =
             Long.getLong(PUBLICATION_UNBLOCK_TIMEOUT_PROP_NAME, PUBLICATION_UNBLOCK_TIMEOUT_NS_DEFAULT);
+        private long driverTimeoutMs = Long.getLong(DRIVER_TIMEOUT_PROP_NAME, DRIVER_TIMEOUT_MS_DEFAULT);
+        private long clientLivenessTimeoutNs =
+            Long.getLong(CLIENT_LIVENESS_TIMEOUT_PROP_NAME, CLIENT_LIVENESS_TIMEOUT_NS_DEFAULT);
         private ErrorHandler errorHandler;
         private AvailableImageHandler availableImageHandler = (image) -> {};
         private UnavailableImageHandler unavailableImageHandler = (image) -> {};
@@ -500,7 +540,48 @@ public final class Verbus implements AutoCloseable
                 throw new IllegalArgumentException("publicationUnblockTimeoutNs " + publicationUnblockTimeoutNs +
                     " must be at least " + PUBLICATION_UNBLOCK_TIMEOUT_NS_MIN + " (10 ms)");
             }
+            if (driverTimeoutMs < 100)
+            {
+                throw new IllegalArgumentException("driverTimeoutMs " + driverTimeoutMs + " must be at least 100");
+            }
+            if (clientLivenessTimeoutNs < TimeUnit.MILLISECONDS.toNanos(100))
+            {
+                throw new IllegalArgumentException(
+                    "clientLivenessTimeoutNs " + clientLivenessTimeoutNs + " must be at least 100 ms");
+            }
             concluded = true;
+            return this;
+        }
+
+        /**
+         * @return for a client of a standalone driver ({@link Verbus#connect}): how old the driver's heartbeat may be
+         * before the client takes the driver for dead; default 10 s.
+         */
+        public long driverTimeoutMs()
+        {
+            return driverTimeoutMs;
+        }
+
+        /** @return this. */
+        public Context driverTimeoutMs(final long driverTimeoutMs)
+        {
+            this.driverTimeoutMs = driverTimeoutMs;
+            return this;
+        }
+
+        /**
+         * @return for a standalone driver ({@link MediaDriver}): how long a client may stay silent (no keepalive)
+         * before the driver takes it for dead and frees its publications and subscriptions; default 10 s.
+         */
+        public long clientLivenessTimeoutNs()
+        {
+            return clientLivenessTimeoutNs;
+        }
+
+        /** @return this. */
+        public Context clientLivenessTimeoutNs(final long clientLivenessTimeoutNs)
+        {
+            this.clientLivenessTimeoutNs = clientLivenessTimeoutNs;
             return this;
         }
 

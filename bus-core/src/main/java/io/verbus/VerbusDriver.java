@@ -53,7 +53,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * never on a hot path; the agents read copy-on-write arrays and never take the lock in their duty cycle except to
  * retire a closed log.
  */
-final class VerbusDriver implements AutoCloseable
+final class VerbusDriver implements VerbusBackend
 {
     private static final System.Logger LOGGER = System.getLogger(Verbus.class.getName());
 
@@ -82,16 +82,30 @@ final class VerbusDriver implements AutoCloseable
     private final AgentInvoker invoker;
     private final List<NativeLog> ipcLogs = new ArrayList<>();
     private final List<NativeSubscription> ipcSubscriptions = new ArrayList<>();
+    private final List<NativeLog> bridgeLogs = new ArrayList<>();
+    private final List<NativeSubscription> bridgeSubscriptions = new ArrayList<>();
     private final List<LogPublication> publications = new ArrayList<>();
     private final List<NativeSubscription> subscriptions = new ArrayList<>();
     private final Map<NativeLog, LogResources> logResources = new IdentityHashMap<>();
     private volatile EmbeddedAeron embeddedAeron;
     private int nextSessionId = ThreadLocalRandom.current().nextInt();
     private long nextRegistrationId = FIRST_REGISTRATION_ID;
+    private final boolean sharedLogs;
     private volatile boolean isClosed;
 
     VerbusDriver(final Verbus.Context context)
     {
+        this(context, false);
+    }
+
+    /**
+     * @param context    concluded.
+     * @param sharedLogs true for a standalone driver: {@code ipc} log files stay in the dir (until the log is
+     *                   retired) so that client processes can map them.
+     */
+    VerbusDriver(final Verbus.Context context, final boolean sharedLogs)
+    {
+        this.sharedLogs = sharedLogs;
         this.context = context;
         this.dir = Path.of(context.dir());
         this.countersFile = CountersFile.create(dir, context.maxCounters());
@@ -161,7 +175,17 @@ final class VerbusDriver implements AutoCloseable
         return factories;
     }
 
-    Publication addPublication(final String channel, final int streamId, final boolean exclusive)
+    public Publication addPublication(final String channel, final int streamId, final boolean exclusive)
+    {
+        return addPublication(channel, streamId, exclusive, true);
+    }
+
+    /**
+     * @param allowDirect false for a standalone driver's client: its writer is in another process and cannot send
+     *                    itself, so the sender agent sends every frame (no direct mode).
+     */
+    Publication addPublication(
+        final String channel, final int streamId, final boolean exclusive, final boolean allowDirect)
     {
         final ChannelUri uri = ChannelUri.parse(channel);
         if (uri.isAeron())
@@ -191,7 +215,7 @@ final class VerbusDriver implements AutoCloseable
             final long registrationId = nextRegistrationId++;
             final String label = uri.scheme() + " stream=" + streamId + " session=" + sessionId;
             final LogBuffers logBuffers = LogBuffers.map(
-                memoryMapper, uri.scheme() + "-" + streamId + "-" + sessionId, termLength, false);
+                memoryMapper, uri.scheme() + "-" + streamId + "-" + sessionId, termLength, sharedLogs);
             final List<AutoCloseable> allocated = new ArrayList<>();
             allocated.add(logBuffers);
             try
@@ -224,6 +248,7 @@ final class VerbusDriver implements AutoCloseable
                             (p) -> onPublicationClose(nativeLog, null), null) :
                         new ConcurrentLogPublication(channel, publicationLog, backPressure,
                             (p) -> onPublicationClose(nativeLog, null));
+                    ipcLogs.add(nativeLog);
                     for (final NativeSubscription subscription : ipcSubscriptions)
                     {
                         if (subscription.streamId() == streamId)
@@ -231,12 +256,11 @@ final class VerbusDriver implements AutoCloseable
                             attachIpcImage(nativeLog, subscription, 0);
                         }
                     }
-                    ipcLogs.add(nativeLog);
                 }
                 else
                 {
                     final MediaSender sender = factory.newSender(mediaContext, uri, publicationLog);
-                    final boolean direct = exclusive && sender.supportsDirectSend();
+                    final boolean direct = allowDirect && exclusive && sender.supportsDirectSend();
                     // Direct mode: the writer sends itself, and the sender agent drives the media while it is idle.
                     final DirectSendHandOff handOff = direct ? new DirectSendHandOff(sender, context.nanoClock()) : null;
                     final MediaSender agentDuty = direct ? handOff : sender;
@@ -266,7 +290,7 @@ final class VerbusDriver implements AutoCloseable
         }
     }
 
-    Subscription addSubscription(
+    public Subscription addSubscription(
         final String channel,
         final int streamId,
         final AvailableImageHandler availableImageHandler,
@@ -407,7 +431,7 @@ final class VerbusDriver implements AutoCloseable
     {
         synchronized (lock)
         {
-            for (final NativeSubscription subscription : ipcSubscriptions)
+            for (final NativeSubscription subscription : concatSubscriptions())
             {
                 if (subscription.removeImage(image))
                 {
@@ -420,7 +444,7 @@ final class VerbusDriver implements AutoCloseable
 
     private void detachIpcPosition(final LogImage image)
     {
-        for (final NativeLog log : ipcLogs)
+        for (final NativeLog log : concat(ipcLogs, new java.util.HashSet<>(bridgeLogs)))
         {
             if (log.registrationId() == image.correlationId())
             {
@@ -435,6 +459,7 @@ final class VerbusDriver implements AutoCloseable
         synchronized (lock)
         {
             ipcSubscriptions.remove(subscription);
+            bridgeSubscriptions.remove(subscription);
             subscriptions.remove(subscription);
             for (final LogImage image : subscription.logImages())
             {
@@ -484,9 +509,9 @@ final class VerbusDriver implements AutoCloseable
         final LogResources release;
         synchronized (lock)
         {
-            if (ipcLogs.remove(log))
+            if (ipcLogs.remove(log) || bridgeLogs.remove(log))
             {
-                for (final NativeSubscription subscription : ipcSubscriptions)
+                for (final NativeSubscription subscription : concatSubscriptions())
                 {
                     for (final LogImage image : subscription.logImages())
                     {
@@ -637,8 +662,169 @@ final class VerbusDriver implements AutoCloseable
         return aeron;
     }
 
+    /** @return the lock control operations run under (a standalone driver sends its responses under it too). */
+    Object lock()
+    {
+        return lock;
+    }
+
+    /**
+     * @param registrationId of a publication's log ({@code ipc} or a media's).
+     * @return the path of its log file, or null when the log is gone or its file was not kept. Under the lock.
+     */
+    Path logPath(final long registrationId)
+    {
+        // ipcLogs first: an ipc log is there before its images are attached (logResources only once it is added).
+        for (final NativeLog log : concat(ipcLogs, logResources.keySet()))
+        {
+            if (log.registrationId() == registrationId)
+            {
+                final io.verbus.memory.MappedRegion region = log.publicationLog().logBuffers().region();
+                return null == region || !region.isFileKept() ? null : region.path();
+            }
+        }
+        return null;
+    }
+
+    private List<NativeSubscription> concatSubscriptions()
+    {
+        final List<NativeSubscription> all = new ArrayList<>(ipcSubscriptions);
+        all.addAll(bridgeSubscriptions);
+        return all;
+    }
+
+    /**
+     * Standalone driver: a shared log that copies one media image for client processes (a bridge), laid out as the
+     * image (session, stream, initial term id, term length) and starting at its position, so a block of the image
+     * appended with {@code offerBlock} lands at the same position. Not an {@code ipc} log of the stream: only the
+     * subscriptions attached with {@link #attachBridgeImage} see it. The conductor gives it {@code ipc} flow control
+     * from their positions; closing the returned publication retires it as an {@code ipc} log is retired.
+     *
+     * @param image of a media subscription, at its join position.
+     * @return the publication the copier appends to.
+     */
+    ExclusiveLogPublication addBridgeLog(final LogImage image)
+    {
+        final int sessionId = image.sessionId();
+        final int streamId = image.streamId();
+        final int termLength = image.termBufferLength();
+        final int initialTermId = image.initialTermId();
+        final long startPosition = image.position();
+        synchronized (lock)
+        {
+            ensureOpen();
+            ensureCountersAvailable(3);
+            final long registrationId = nextRegistrationId++;
+            final String label = "bridge stream=" + streamId + " session=" + sessionId;
+            final LogBuffers logBuffers = LogBuffers.map(
+                memoryMapper, "bridge-" + streamId + "-" + sessionId, termLength, true);
+            final List<AutoCloseable> allocated = new ArrayList<>();
+            allocated.add(logBuffers);
+            try
+            {
+                final int mtu = 0 != image.mtuLength() ? image.mtuLength() : context.mtuLength();
+                logBuffers.initialise(sessionId, streamId, initialTermId, mtu,
+                    LogBufferDescriptor.LOG_BUFFER_TYPE_EXCLUSIVE_PUBLICATION);
+                startTail(logBuffers.metaDataBuffer(), initialTermId, termLength, startPosition);
+                final UnsafeBufferPosition publisherLimit =
+                    newPosition("pub-lmt: " + label, CounterTypes.PUBLISHER_LIMIT_TYPE_ID, sessionId, streamId);
+                allocated.add(publisherLimit);
+                final UnsafeBufferPosition publisherPosition =
+                    newPosition("pub-pos: " + label, CounterTypes.PUBLISHER_POSITION_TYPE_ID, sessionId, streamId);
+                allocated.add(publisherPosition);
+                final AtomicCounter backPressure = countersManager.newCounter(
+                    "back-pressure: " + label, CounterTypes.BACK_PRESSURE_EVENTS_TYPE_ID,
+                    (key) -> putKey(key, sessionId, streamId));
+                allocated.add(backPressure);
+                publisherLimit.setRelease(startPosition);
+                final PublicationLog publicationLog =
+                    new PublicationLog(logBuffers, sessionId, streamId, publisherLimit, registrationId);
+                final NativeLog nativeLog =
+                    new NativeLog(registrationId, true, publicationLog, publisherPosition, termLength / 2);
+                nativeLog.startAt(startPosition);
+                final ExclusiveLogPublication publication = new ExclusiveLogPublication(
+                    "bridge:" + image.sourceIdentity(), publicationLog, backPressure,
+                    (p) -> onPublicationClose(nativeLog, null), null);
+                bridgeLogs.add(nativeLog);
+                logResources.put(nativeLog, new LogResources(logBuffers, allocated));
+                conductor.addLog(nativeLog);
+                return publication;
+            }
+            catch (final RuntimeException ex)
+            {
+                closeAll(allocated);
+                throw ex;
+            }
+        }
+    }
+
+    /** Sets a new log's tail to {@code position}, and the other partitions' term ids as Aeron expects them. */
+    private static void startTail(
+        final UnsafeBuffer metaData, final int initialTermId, final int termLength, final long position)
+    {
+        final int bits = LogBufferDescriptor.positionBitsToShift(termLength);
+        final int termCount = (int)(position >>> bits);
+        final int termId = initialTermId + termCount;
+        final int termOffset = (int)(position & (termLength - 1));
+        for (int k = 1; k < LogBufferDescriptor.PARTITION_COUNT; k++)
+        {
+            LogBufferDescriptor.initialiseTailWithTermId(metaData,
+                LogBufferDescriptor.indexByTermCount(termCount + k), termId + k - LogBufferDescriptor.PARTITION_COUNT);
+        }
+        LogBufferDescriptor.rawTail(metaData, LogBufferDescriptor.indexByTermCount(termCount),
+            LogBufferDescriptor.packTail(termId, termOffset));
+        LogBufferDescriptor.activeTermCountOrdered(metaData, termCount);
+    }
+
+    /**
+     * Standalone driver: a subscription that sees only the bridge logs attached to it (a client's proxy for a media
+     * subscription served by the driver). Closing it detaches its positions as for an {@code ipc} subscription.
+     */
+    NativeSubscription addBridgeSubscription(
+        final String channel,
+        final int streamId,
+        final AvailableImageHandler availableImageHandler,
+        final UnavailableImageHandler unavailableImageHandler)
+    {
+        final ChannelUri uri = ChannelUri.parse(channel);
+        synchronized (lock)
+        {
+            ensureOpen();
+            final NativeSubscription subscription = new NativeSubscription(
+                nextRegistrationId++, uri, streamId, availableImageHandler, unavailableImageHandler,
+                (s) -> onIpcSubscriptionClose(s), errorHandler);
+            bridgeSubscriptions.add(subscription);
+            subscriptions.add(subscription);
+            return subscription;
+        }
+    }
+
+    /** Standalone driver: gives a bridge subscription an image of a bridge log, joining at a position. */
+    void attachBridgeImage(final long logRegistrationId, final NativeSubscription subscription, final long position)
+    {
+        synchronized (lock)
+        {
+            for (final NativeLog log : bridgeLogs)
+            {
+                if (log.registrationId() == logRegistrationId && !log.isClosed() &&
+                    bridgeSubscriptions.contains(subscription))
+                {
+                    ensureCountersAvailable(1);
+                    attachIpcImage(log, subscription, position);
+                }
+            }
+        }
+    }
+
+    private static List<NativeLog> concat(final List<NativeLog> first, final Set<NativeLog> second)
+    {
+        final List<NativeLog> all = new ArrayList<>(first);
+        all.addAll(second);
+        return all;
+    }
+
     /** @return a new registration id, e.g. for an asynchronous add that failed. */
-    long nextRegistrationId()
+    public long nextRegistrationId()
     {
         synchronized (lock)
         {
@@ -647,7 +833,7 @@ final class VerbusDriver implements AutoCloseable
     }
 
     /** Allocates a user counter, Aeron's {@code addCounter}, with a registration id. */
-    AtomicCounter addCounter(
+    public AtomicCounter addCounter(
         final int typeId,
         final org.agrona.DirectBuffer keyBuffer,
         final int keyOffset,
@@ -672,7 +858,7 @@ final class VerbusDriver implements AutoCloseable
         }
     }
 
-    int invoke()
+    public int invoke()
     {
         int work = 0;
         if (null != invoker && !isClosed)
@@ -711,18 +897,18 @@ final class VerbusDriver implements AutoCloseable
         }
     }
 
-    CountersReader countersReader()
+    public CountersReader countersReader()
     {
         ensureOpen();
         return countersManager;
     }
 
-    Verbus.Context context()
+    public Verbus.Context context()
     {
         return context;
     }
 
-    boolean isClosed()
+    public boolean isClosed()
     {
         return isClosed;
     }

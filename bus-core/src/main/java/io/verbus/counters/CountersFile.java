@@ -105,7 +105,8 @@ public final class CountersFile implements AutoCloseable
                 if (pid > 0 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
                 {
                     throw new IllegalStateException(
-                        "Verbus dir " + dir + " is in use by a running Verbus (pid " + pid + "): use another dir");
+                        "Verbus dir " + dir + " is in use by a running Verbus (pid " + pid + "): use another dir " +
+                        "(to share a standalone driver's dir, attach with Verbus.connect)");
                 }
                 Files.delete(path);
             }
@@ -157,20 +158,43 @@ public final class CountersFile implements AutoCloseable
      */
     public static CountersFile openReadOnly(final Path dir)
     {
+        return open(dir, false);
+    }
+
+    /**
+     * Maps a standalone driver's counters file read-write, for a client process: the driver allocates and frees the
+     * counters; the client writes only the positions the driver gave it (its images' subscriber positions). Closing
+     * it unmaps the file and never deletes it.
+     *
+     * @param dir the driver's dir.
+     * @return the file.
+     * @throws IllegalStateException naming the path when there is no valid counters file.
+     */
+    public static CountersFile openShared(final Path dir)
+    {
+        return open(dir, true);
+    }
+
+    private static CountersFile open(final Path dir, final boolean writable)
+    {
         final Path path = dir.resolve(FILE_NAME);
         if (!Files.isRegularFile(path))
         {
             throw new IllegalStateException("no counters file at " + path + ": is a Verbus running with this dir?");
         }
         final Arena arena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ))
+        final java.util.Set<StandardOpenOption> options = writable ?
+            java.util.Set.of(StandardOpenOption.READ, StandardOpenOption.WRITE) :
+            java.util.Set.of(StandardOpenOption.READ);
+        try (FileChannel channel = FileChannel.open(path, options))
         {
             final long size = channel.size();
             if (size < HEADER_LENGTH)
             {
                 throw new IllegalStateException("counters file " + path + " is too short (" + size + " bytes)");
             }
-            final MemorySegment segment = channel.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+            final MemorySegment segment = channel.map(
+                writable ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY, 0, size, arena);
             final UnsafeBuffer header = new UnsafeBuffer(segment.address(), HEADER_LENGTH);
             final int version = header.getIntAcquire(VERSION_OFFSET);
             if (VERSION != version)
@@ -258,7 +282,8 @@ public final class CountersFile implements AutoCloseable
     {
         if (!owner)
         {
-            close();
+            // A client of a standalone driver: its images may still hold positions here; the file is the driver's.
+            io.verbus.memory.QuarantinedMemory.replace(segment);
             return;
         }
         if (!io.verbus.memory.QuarantinedMemory.replace(segment))

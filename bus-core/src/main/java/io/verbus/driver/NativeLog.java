@@ -328,6 +328,20 @@ public final class NativeLog
         return 1;
     }
 
+    /**
+     * For a log whose tail was set to start at {@code position} (a standalone driver's copy of a media image): the
+     * memory is fresh, so everything from the start of that term on is already zero. Call before the log is used.
+     *
+     * @param position where the log starts.
+     */
+    public void startAt(final long position)
+    {
+        cleanPosition = position - (position & (termLength - 1));
+        publicationLog.cleanPosition(cleanPosition);
+        committedPosition = position;
+        lastCommittedPosition = position;
+    }
+
     /** @return the position up to which the log has been zeroed for reuse. */
     public long cleanPosition()
     {

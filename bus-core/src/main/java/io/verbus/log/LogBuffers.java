@@ -74,6 +74,36 @@ public final class LogBuffers implements AutoCloseable
     }
 
     /**
+     * Maps a log that a standalone driver created and initialised, for a client process. Closing it unmaps the
+     * memory; the driver deletes the file.
+     *
+     * @param path       of the log file in the driver's dir (or its hugetlbfs mount).
+     * @param termLength the log's term length, as the driver said.
+     * @return the log buffers, owning the mapping.
+     * @throws IllegalStateException when the file is too small for the term length or its metadata disagrees.
+     */
+    public static LogBuffers mapExisting(final java.nio.file.Path path, final int termLength)
+    {
+        ChannelUri.checkTermLength(termLength, "log " + path);
+        final MappedRegion region = MemoryMapper.mapExisting(path);
+        final long needed = (long)PARTITION_COUNT * termLength + LogBufferDescriptor.LOG_META_DATA_LENGTH;
+        if (region.length() < needed)
+        {
+            region.close();
+            throw new IllegalStateException("log " + path + " has " + region.length() + " bytes, " + needed +
+                " needed for term length " + termLength);
+        }
+        final LogBuffers logBuffers = new LogBuffers(region.segment(), region, termLength);
+        if (LogBufferDescriptor.termLength(logBuffers.metaDataBuffer) != termLength)
+        {
+            region.close();
+            throw new IllegalStateException("log " + path + " has term length " +
+                LogBufferDescriptor.termLength(logBuffers.metaDataBuffer) + ", the driver said " + termLength);
+        }
+        return logBuffers;
+    }
+
+    /**
      * Views memory that someone else owns (e.g. a ring registered by a media) as a log; close does not unmap it.
      *
      * @param segment    at least {@link #logLength(int, int)} bytes.

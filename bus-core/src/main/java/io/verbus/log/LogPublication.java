@@ -76,6 +76,12 @@ public abstract class LogPublication implements Publication
         return publicationLog;
     }
 
+    /** @return the id of the back-pressure events counter (a standalone driver hands it to its client). */
+    public int backPressureCounterId()
+    {
+        return backPressureEvents.id();
+    }
+
     public long offer(final DirectBuffer buffer, final int offset, final int length)
     {
         // Checked here too, as the exclusive publication's six-argument offer checks only the lengths.

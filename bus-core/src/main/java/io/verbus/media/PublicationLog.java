@@ -31,7 +31,6 @@ public final class PublicationLog
     private final Position publisherLimit;
     private final long registrationId;
     private volatile long cleanPosition;
-    private volatile boolean connected;
 
     /**
      * @param logBuffers     the mapped and initialised log.
@@ -156,16 +155,21 @@ public final class PublicationLog
         return cleanPosition + 2L * termLength;
     }
 
-    /** @param connected true once a subscriber is admitted, false when the last one is gone. */
+    /**
+     * Stored in the log's metadata (Aeron's {@code LOG_IS_CONNECTED} field, volatile), so that a client process that
+     * maps the log from a standalone driver sees what the driver set.
+     *
+     * @param connected true once a subscriber is admitted, false when the last one is gone.
+     */
     public void connected(final boolean connected)
     {
-        this.connected = connected;
+        LogBufferDescriptor.isConnected(logBuffers.metaDataBuffer(), connected);
     }
 
-    /** @return the connection state the media last set. */
+    /** @return the connection state the media (or the driver) last set. */
     public boolean isConnected()
     {
-        return connected;
+        return LogBufferDescriptor.isConnected(logBuffers.metaDataBuffer());
     }
 
     /**

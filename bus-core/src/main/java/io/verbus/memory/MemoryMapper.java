@@ -112,6 +112,42 @@ public final class MemoryMapper
     }
 
     /**
+     * Maps a file another process created and keeps (a standalone driver's log), read-write and shared. Closing the
+     * region unmaps it and leaves the file alone: its owner deletes it.
+     *
+     * @param path of the file.
+     * @return the region, as long as the file.
+     * @throws UncheckedIOException naming the path when it cannot be opened or mapped.
+     */
+    public static MappedRegion mapExisting(final Path path)
+    {
+        final Arena arena = Arena.ofShared();
+        FileChannel channel = null;
+        try
+        {
+            channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            final MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, channel.size(), arena);
+            return new MappedRegion(arena, segment, path, false, false, channel);
+        }
+        catch (final IOException ex)
+        {
+            arena.close();
+            if (null != channel)
+            {
+                try
+                {
+                    channel.close();
+                }
+                catch (final IOException ignore)
+                {
+                    // The mapping failure is what to report.
+                }
+            }
+            throw new UncheckedIOException("cannot map the driver's log " + path, ex);
+        }
+    }
+
+    /**
      * @param length bytes wanted.
      * @return null when huge pages can back a mapping of this length, else why not.
      */

@@ -1,0 +1,512 @@
+package io.verbus;
+
+import io.aeron.logbuffer.BlockHandler;
+import io.aeron.protocol.DataHeaderFlyweight;
+import io.aeron.protocol.HeaderFlyweight;
+import io.verbus.driver.CncFile;
+import io.verbus.driver.DriverProtocol;
+import io.verbus.driver.ImagePosition;
+import io.verbus.log.ExclusiveLogPublication;
+import io.verbus.log.LogImage;
+import io.verbus.log.LogPublication;
+import org.agrona.DirectBuffer;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.Agent;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.broadcast.BroadcastTransmitter;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.status.UnsafeBufferPosition;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The standalone driver's agent that serves client processes: it reads their commands from the cnc file's ring,
+ * adds and removes publications and subscriptions in the driver on their behalf, broadcasts the answers and the image
+ * events, stamps the driver heartbeat (the ring's consumer heartbeat, as Aeron does), and frees the resources of a
+ * client whose keepalives stopped. Responses are transmitted under the driver's lock, which is also where the
+ * driver calls the image handlers (from this agent or from the conductor), so the broadcast has one writer at a time.
+ */
+final class DriverClients implements Agent
+{
+    private static final System.Logger LOGGER = System.getLogger(MediaDriver.class.getName());
+    private static final long TIMEOUT_CHECK_INTERVAL_NS = 100_000_000L;
+
+    private final VerbusDriver driver;
+    private final Object lock;
+    private final Verbus.Context context;
+    private final ManyToOneRingBuffer toDriver;
+    private final BroadcastTransmitter toClients;
+    private final long clientLivenessTimeoutNs;
+    private final UnsafeBuffer responseBuffer = new UnsafeBuffer(new byte[2 * DriverProtocol.MAX_STRING_LENGTH]);
+    private final Map<Long, Client> clients = new HashMap<>();
+    private final Map<Long, Client> liveClients = new ConcurrentHashMap<>();
+    private final Map<String, Bridge> bridges = new HashMap<>();
+    private final Map<Subscription, Bridge> proxyBridges = new HashMap<>();
+    private volatile Bridge[] activeBridges = new Bridge[0];
+    private long nextTimeoutCheckNs;
+    private long lastHeartbeatMs;
+
+    private static final class Client
+    {
+        private final long clientId;
+        private final Map<Long, LogPublication> publications = new HashMap<>();
+        private final Map<Long, Subscription> subscriptions = new HashMap<>();
+        private long lastSeenNs;
+
+        Client(final long clientId)
+        {
+            this.clientId = clientId;
+        }
+    }
+
+    /**
+     * One media subscription of the driver serving every client subscription of the same channel and stream: each
+     * of its images is copied, block by block at the same positions, into a shared log (a bridge log) that the
+     * clients' proxies see as images. The copy follows the clients' flow control: it never runs past the bridge
+     * log's limit, so the media image (and the remote publisher's credit) moves only as fast as the slowest client.
+     */
+    private final class Bridge
+    {
+        private final String key;
+        private final List<Subscription> proxies = new ArrayList<>();
+        private volatile BridgeEntry[] entries = new BridgeEntry[0];
+        private Subscription mediaSubscription;
+
+        Bridge(final String key)
+        {
+            this.key = key;
+        }
+    }
+
+    /** One media image and the bridge log it is copied into. */
+    private final class BridgeEntry implements BlockHandler
+    {
+        private final LogImage image;
+        private final ExclusiveLogPublication publication;
+
+        BridgeEntry(final LogImage image, final ExclusiveLogPublication publication)
+        {
+            this.image = image;
+            this.publication = publication;
+        }
+
+        int copy()
+        {
+            if (publication.isClosed() || image.isClosed())
+            {
+                return 0;
+            }
+            final long window = publication.positionLimit() - publication.position();
+            if (window <= 0)
+            {
+                return 0;
+            }
+            return (int)image.blockPoll(this, (int)Math.min(window, image.termBufferLength()));
+        }
+
+        public void onBlock(
+            final DirectBuffer buffer, final int offset, final int length, final int sessionId, final int termId)
+        {
+            final int frameType = buffer.getShort(offset + HeaderFlyweight.TYPE_FIELD_OFFSET) & 0xFFFF;
+            long result;
+            try
+            {
+                result = HeaderFlyweight.HDR_TYPE_PAD == frameType ?
+                    publication.appendPadding(buffer.getInt(offset) - DataHeaderFlyweight.HEADER_LENGTH) :
+                    publication.offerBlock((org.agrona.MutableDirectBuffer)buffer, offset, length);
+            }
+            catch (final IllegalArgumentException ex)
+            {
+                result = Publication.CLOSED;
+                context.errorHandler().onError(ex);
+            }
+            if (result < 0 && Publication.CLOSED != result)
+            {
+                context.errorHandler().onError(new IllegalStateException("bridge of " + image.sourceIdentity() +
+                    " session " + sessionId + ": a block of " + length + " bytes at term " + termId + " not copied (" +
+                    result + "); closing the bridge log"));
+                result = Publication.CLOSED;
+            }
+            if (Publication.CLOSED == result)
+            {
+                publication.close(); // the clients see the image go rather than a gap
+            }
+        }
+    }
+
+    DriverClients(final VerbusDriver driver, final CncFile cncFile, final Verbus.Context context)
+    {
+        this.driver = driver;
+        this.lock = driver.lock();
+        this.context = context;
+        this.toDriver = new ManyToOneRingBuffer(cncFile.toDriverBuffer());
+        this.toClients = new BroadcastTransmitter(cncFile.toClientsBuffer());
+        this.clientLivenessTimeoutNs = context.clientLivenessTimeoutNs();
+        toDriver.consumerHeartbeatTime(context.epochNanoClock().nanoTime() / 1_000_000);
+    }
+
+    public String roleName()
+    {
+        return "verbus-driver-clients";
+    }
+
+    public int doWork()
+    {
+        int work = driver.invoke();
+        final long nowMs = context.epochNanoClock().nanoTime() / 1_000_000;
+        if (nowMs != lastHeartbeatMs)
+        {
+            lastHeartbeatMs = nowMs;
+            toDriver.consumerHeartbeatTime(nowMs);
+        }
+        work += toDriver.read(this::onCommand, 16);
+        for (final Bridge bridge : activeBridges)
+        {
+            for (final BridgeEntry entry : bridge.entries)
+            {
+                work += entry.copy();
+            }
+        }
+        final long nowNs = context.nanoClock().nanoTime();
+        if (nowNs - nextTimeoutCheckNs >= 0)
+        {
+            nextTimeoutCheckNs = nowNs + TIMEOUT_CHECK_INTERVAL_NS;
+            work += checkClientTimeouts(nowNs);
+        }
+        return work;
+    }
+
+    public void onClose()
+    {
+        for (final Client client : new ArrayList<>(clients.values()))
+        {
+            closeClientResources(client);
+        }
+        clients.clear();
+        liveClients.clear();
+    }
+
+    int clientCount()
+    {
+        return liveClients.size();
+    }
+
+    private void onCommand(final int msgTypeId, final MutableDirectBuffer buffer, final int index, final int length)
+    {
+        if (length < DriverProtocol.STREAM_ID_OFFSET)
+        {
+            return; // not a command of this protocol: nothing to answer
+        }
+        final long clientId = buffer.getLong(index + DriverProtocol.CLIENT_ID_OFFSET);
+        final long correlationId = buffer.getLong(index + DriverProtocol.COMMAND_CORRELATION_ID_OFFSET);
+        Client client = clients.get(clientId);
+        if (null == client)
+        {
+            if (DriverProtocol.CLIENT_CLOSE == msgTypeId)
+            {
+                return;
+            }
+            client = new Client(clientId);
+            clients.put(clientId, client);
+            liveClients.put(clientId, client);
+        }
+        client.lastSeenNs = context.nanoClock().nanoTime();
+        try
+        {
+            switch (msgTypeId)
+            {
+                case DriverProtocol.ADD_PUBLICATION -> onAddPublication(client, correlationId, buffer, index, length);
+                case DriverProtocol.ADD_SUBSCRIPTION -> onAddSubscription(client, correlationId, buffer, index, length);
+                case DriverProtocol.REMOVE_PUBLICATION ->
+                {
+                    final LogPublication publication = client.publications.remove(
+                        buffer.getLong(index + DriverProtocol.REMOVE_REGISTRATION_ID_OFFSET));
+                    if (null != publication)
+                    {
+                        publication.close();
+                    }
+                }
+                case DriverProtocol.REMOVE_SUBSCRIPTION ->
+                {
+                    final Subscription subscription = client.subscriptions.remove(
+                        buffer.getLong(index + DriverProtocol.REMOVE_REGISTRATION_ID_OFFSET));
+                    if (null != subscription)
+                    {
+                        closeSubscription(subscription);
+                    }
+                }
+                case DriverProtocol.CLIENT_KEEPALIVE ->
+                {
+                }
+                case DriverProtocol.CLIENT_CLOSE ->
+                {
+                    closeClientResources(client);
+                    clients.remove(clientId);
+                    liveClients.remove(clientId);
+                }
+                default -> throw new IllegalArgumentException("unknown command type " + msgTypeId);
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            sendError(correlationId, ex);
+        }
+    }
+
+    private static String channel(final DirectBuffer buffer, final int index, final int messageLength)
+    {
+        final int length = messageLength < DriverProtocol.CHANNEL_OFFSET + Integer.BYTES ? -1 :
+            buffer.getInt(index + DriverProtocol.CHANNEL_OFFSET);
+        if (length < 0 || length > DriverProtocol.MAX_STRING_LENGTH ||
+            DriverProtocol.CHANNEL_OFFSET + Integer.BYTES + length > messageLength)
+        {
+            throw new IllegalArgumentException("command with a channel length of " + length + " in a message of " +
+                messageLength + " bytes");
+        }
+        return buffer.getStringAscii(index + DriverProtocol.CHANNEL_OFFSET);
+    }
+
+    private static void checkServed(final String channel, final boolean publication)
+    {
+        final ChannelUri uri = ChannelUri.parse(channel);
+        if (uri.isAeron())
+        {
+            throw new IllegalArgumentException("channel '" + channel + "': a standalone Verbus driver does not " +
+                "serve aeron: channels to its clients; they need Verbus.launch, an embedded driver");
+        }
+    }
+
+    private void onAddPublication(
+        final Client client, final long correlationId, final DirectBuffer buffer, final int index, final int length)
+    {
+        final int streamId = buffer.getInt(index + DriverProtocol.STREAM_ID_OFFSET);
+        final boolean exclusive = 0 != buffer.getInt(index + DriverProtocol.EXCLUSIVE_OFFSET);
+        final String channel = channel(buffer, index, length);
+        checkServed(channel, true);
+        synchronized (lock)
+        {
+            final LogPublication publication =
+                (LogPublication)driver.addPublication(channel, streamId, exclusive, false);
+            final long registrationId = publication.registrationId();
+            client.publications.put(registrationId, publication);
+            final Path logPath = driver.logPath(registrationId);
+            final UnsafeBuffer out = responseBuffer;
+            out.putLong(DriverProtocol.CORRELATION_ID_OFFSET, correlationId);
+            out.putLong(DriverProtocol.REGISTRATION_ID_OFFSET, registrationId);
+            out.putInt(DriverProtocol.SESSION_ID_OFFSET, publication.sessionId());
+            out.putInt(DriverProtocol.RESPONSE_STREAM_ID_OFFSET, streamId);
+            out.putInt(DriverProtocol.TERM_LENGTH_OFFSET, publication.termBufferLength());
+            out.putInt(DriverProtocol.POSITION_COUNTER_ID_OFFSET,
+                ((UnsafeBufferPosition)publication.publicationLog().publisherLimit()).id());
+            out.putInt(DriverProtocol.BACK_PRESSURE_COUNTER_ID_OFFSET, publication.backPressureCounterId());
+            final int pathLength = out.putStringAscii(DriverProtocol.LOG_PATH_OFFSET, logPath.toString());
+            toClients.transmit(
+                DriverProtocol.ON_PUBLICATION_READY, out, 0, DriverProtocol.LOG_PATH_OFFSET + pathLength);
+        }
+    }
+
+    private void onAddSubscription(
+        final Client client, final long correlationId, final DirectBuffer buffer, final int index, final int length)
+    {
+        final int streamId = buffer.getInt(index + DriverProtocol.STREAM_ID_OFFSET);
+        final String channel = channel(buffer, index, length);
+        checkServed(channel, false);
+        synchronized (lock)
+        {
+            final Subscription subscription = ChannelUri.IPC_SCHEME.equals(ChannelUri.parse(channel).scheme()) ?
+                driver.addSubscription(channel, streamId,
+                    (image) -> onAvailableImage(correlationId, (LogImage)image),
+                    (image) -> onUnavailableImage(correlationId, (LogImage)image)) :
+                addBridgedSubscription(channel, streamId, correlationId);
+            client.subscriptions.put(subscription.registrationId(), subscription);
+            final UnsafeBuffer out = responseBuffer;
+            out.putLong(DriverProtocol.CORRELATION_ID_OFFSET, correlationId);
+            out.putLong(DriverProtocol.REGISTRATION_ID_OFFSET, subscription.registrationId());
+            toClients.transmit(DriverProtocol.ON_SUBSCRIPTION_READY, out, 0, DriverProtocol.REGISTRATION_ID_OFFSET + 8);
+        }
+    }
+
+    /** Under the lock: a client's media subscription, served by the bridge of its channel and stream. */
+    private Subscription addBridgedSubscription(final String channel, final int streamId, final long correlationId)
+    {
+        final String key = streamId + " " + channel;
+        Bridge bridge = bridges.get(key);
+        final boolean created = null == bridge;
+        if (created)
+        {
+            bridge = new Bridge(key);
+            final Bridge newBridge = bridge;
+            bridge.mediaSubscription = driver.addSubscription(channel, streamId,
+                (image) -> onBridgeImageAvailable(newBridge, (LogImage)image),
+                (image) -> onBridgeImageUnavailable(newBridge, (LogImage)image));
+            bridges.put(key, bridge);
+            publishBridges();
+        }
+        final NativeSubscription proxy = driver.addBridgeSubscription(channel, streamId,
+            (image) -> onAvailableImage(correlationId, (LogImage)image),
+            (image) -> onUnavailableImage(correlationId, (LogImage)image));
+        bridge.proxies.add(proxy);
+        proxyBridges.put(proxy, bridge);
+        for (final BridgeEntry entry : bridge.entries)
+        {
+            driver.attachBridgeImage(entry.publication.registrationId(), proxy, entry.publication.position());
+        }
+        return proxy;
+    }
+
+    /** Under the driver's lock (the driver calls image handlers under it). */
+    private void onAvailableImage(final long subscriptionCorrelationId, final LogImage image)
+    {
+        final Path logPath = driver.logPath(image.correlationId());
+        if (null == logPath)
+        {
+            throw new IllegalStateException("no log file for image " + image.correlationId());
+        }
+        final UnsafeBuffer out = new UnsafeBuffer(new byte[2 * DriverProtocol.MAX_STRING_LENGTH]);
+        out.putLong(DriverProtocol.CORRELATION_ID_OFFSET, subscriptionCorrelationId);
+        out.putLong(DriverProtocol.REGISTRATION_ID_OFFSET, image.correlationId());
+        out.putInt(DriverProtocol.SESSION_ID_OFFSET, image.sessionId());
+        out.putInt(DriverProtocol.RESPONSE_STREAM_ID_OFFSET, image.streamId());
+        out.putInt(DriverProtocol.TERM_LENGTH_OFFSET, image.termBufferLength());
+        out.putInt(DriverProtocol.POSITION_COUNTER_ID_OFFSET, ((ImagePosition)image.subscriberPosition()).id());
+        final int pathLength = out.putStringAscii(DriverProtocol.LOG_PATH_OFFSET, logPath.toString());
+        toClients.transmit(DriverProtocol.ON_AVAILABLE_IMAGE, out, 0, DriverProtocol.LOG_PATH_OFFSET + pathLength);
+    }
+
+    /** Under the driver's lock. */
+    private void onUnavailableImage(final long subscriptionCorrelationId, final LogImage image)
+    {
+        final UnsafeBuffer out = new UnsafeBuffer(new byte[32]);
+        out.putLong(DriverProtocol.CORRELATION_ID_OFFSET, subscriptionCorrelationId);
+        out.putLong(DriverProtocol.REGISTRATION_ID_OFFSET, image.correlationId());
+        toClients.transmit(DriverProtocol.ON_UNAVAILABLE_IMAGE, out, 0, 16);
+    }
+
+    private void sendError(final long correlationId, final RuntimeException ex)
+    {
+        synchronized (lock)
+        {
+            final String message = String.valueOf(ex.getMessage());
+            final UnsafeBuffer out = responseBuffer;
+            out.putLong(DriverProtocol.CORRELATION_ID_OFFSET, correlationId);
+            out.putLong(DriverProtocol.REGISTRATION_ID_OFFSET, 0);
+            final int length = out.putStringAscii(DriverProtocol.ERROR_MESSAGE_OFFSET,
+                message.length() > DriverProtocol.MAX_STRING_LENGTH ?
+                message.substring(0, DriverProtocol.MAX_STRING_LENGTH) : message);
+            toClients.transmit(DriverProtocol.ON_ERROR, out, 0, DriverProtocol.ERROR_MESSAGE_OFFSET + length);
+        }
+    }
+
+    private int checkClientTimeouts(final long nowNs)
+    {
+        final List<Client> timedOut = new ArrayList<>();
+        for (final Client client : clients.values())
+        {
+            if (nowNs - client.lastSeenNs > clientLivenessTimeoutNs)
+            {
+                timedOut.add(client);
+            }
+        }
+        for (final Client client : timedOut)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "client " + client.clientId + " sent no keepalive for " +
+                clientLivenessTimeoutNs / 1_000_000 + " ms: taken for dead, closing its " +
+                client.publications.size() + " publications and " + client.subscriptions.size() + " subscriptions");
+            closeClientResources(client);
+            clients.remove(client.clientId);
+            liveClients.remove(client.clientId);
+            synchronized (lock)
+            {
+                final UnsafeBuffer out = responseBuffer;
+                out.putLong(DriverProtocol.CORRELATION_ID_OFFSET, client.clientId);
+                toClients.transmit(DriverProtocol.ON_CLIENT_TIMEOUT, out, 0, 8);
+            }
+        }
+        return timedOut.size();
+    }
+
+    /** Closes a client's subscription; the last proxy of a bridge takes the bridge's media subscription with it. */
+    private void closeSubscription(final Subscription subscription)
+    {
+        subscription.close();
+        synchronized (lock)
+        {
+            final Bridge bridge = proxyBridges.remove(subscription);
+            if (null != bridge)
+            {
+                bridge.proxies.remove(subscription);
+                if (bridge.proxies.isEmpty())
+                {
+                    bridges.remove(bridge.key);
+                    publishBridges();
+                    if (null != bridge.mediaSubscription)
+                    {
+                        bridge.mediaSubscription.close();
+                    }
+                    for (final BridgeEntry entry : bridge.entries)
+                    {
+                        entry.publication.close();
+                    }
+                    bridge.entries = new BridgeEntry[0];
+                }
+            }
+        }
+    }
+
+    private void publishBridges()
+    {
+        activeBridges = bridges.values().toArray(new Bridge[0]);
+    }
+
+    /** Under the lock, on the receiver's thread: a media image joined a bridge; copy it into a new bridge log. */
+    private void onBridgeImageAvailable(final Bridge bridge, final LogImage image)
+    {
+        final ExclusiveLogPublication publication = driver.addBridgeLog(image);
+        final BridgeEntry entry = new BridgeEntry(image, publication);
+        final BridgeEntry[] old = bridge.entries;
+        final BridgeEntry[] updated = java.util.Arrays.copyOf(old, old.length + 1);
+        updated[old.length] = entry;
+        bridge.entries = updated;
+        for (final Subscription proxy : bridge.proxies)
+        {
+            driver.attachBridgeImage(publication.registrationId(), (NativeSubscription)proxy, publication.position());
+        }
+    }
+
+    /** Under the lock: a media image left; its bridge log closes and retires once the clients drained it. */
+    private void onBridgeImageUnavailable(final Bridge bridge, final LogImage image)
+    {
+        final List<BridgeEntry> kept = new ArrayList<>();
+        for (final BridgeEntry entry : bridge.entries)
+        {
+            if (entry.image == image)
+            {
+                entry.publication.close();
+            }
+            else
+            {
+                kept.add(entry);
+            }
+        }
+        bridge.entries = kept.toArray(new BridgeEntry[0]);
+    }
+
+    private void closeClientResources(final Client client)
+    {
+        for (final LogPublication publication : client.publications.values())
+        {
+            publication.close();
+        }
+        client.publications.clear();
+        for (final Subscription subscription : client.subscriptions.values())
+        {
+            closeSubscription(subscription);
+        }
+        client.subscriptions.clear();
+    }
+}

@@ -1,0 +1,283 @@
+package io.verbus;
+
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import static io.verbus.TestSupport.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * A standalone driver and its clients as real processes ({@link StandaloneDriverChild}): an {@code ipc} stream
+ * between two client processes through the driver's log, kill -9 of a client, kill -9 of the driver.
+ * <p>
+ * Message count of the exchange: {@code -Dverbus.standalone.messages=N} (default 1,000,000; the 10,000,000 form
+ * is {@code -Dverbus.standalone.messages=10000000}).
+ */
+class StandaloneDriverCrossProcessTest
+{
+    private static final long MESSAGES = Long.getLong("verbus.standalone.messages", 1_000_000);
+
+    @TempDir
+    Path tempDir;
+
+    private final List<Child> children = new ArrayList<>();
+
+    @AfterEach
+    void killChildren()
+    {
+        for (final Child child : children)
+        {
+            child.process.destroyForcibly();
+        }
+    }
+
+    /** A child JVM whose output lines are collected as they come. */
+    private static final class Child
+    {
+        private final Process process;
+        private final List<String> lines = new CopyOnWriteArrayList<>();
+
+        Child(final Process process)
+        {
+            this.process = process;
+            final Thread reader = new Thread(() ->
+            {
+                try (BufferedReader in = new BufferedReader(
+                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
+                {
+                    String line;
+                    while (null != (line = in.readLine()))
+                    {
+                        lines.add(line);
+                    }
+                }
+                catch (final java.io.IOException ignore)
+                {
+                    // The process died: what it printed is in lines.
+                }
+            });
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        String awaitLine(final String prefix, final long timeoutMs)
+        {
+            final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+            while (System.nanoTime() < deadline)
+            {
+                for (final String line : lines)
+                {
+                    if (line.startsWith(prefix))
+                    {
+                        return line;
+                    }
+                    if (line.startsWith("FAILED"))
+                    {
+                        fail("child failed: " + lines);
+                    }
+                }
+                if (!process.isAlive() && lines.stream().noneMatch((l) -> l.startsWith(prefix)))
+                {
+                    TestSupport.sleep(200); // let the reader drain the last lines
+                    if (lines.stream().noneMatch((l) -> l.startsWith(prefix)))
+                    {
+                        fail("child exited " + process.exitValue() + " before '" + prefix + "': " + lines);
+                    }
+                }
+                TestSupport.sleep(5);
+            }
+            fail("no '" + prefix + "' within " + timeoutMs + " ms: " + lines);
+            return null;
+        }
+
+        int awaitExit(final long timeoutMs) throws InterruptedException
+        {
+            if (!process.waitFor(timeoutMs, TimeUnit.MILLISECONDS))
+            {
+                fail("child still running after " + timeoutMs + " ms: " + lines);
+            }
+            return process.exitValue();
+        }
+
+        void kill9() throws InterruptedException
+        {
+            process.destroyForcibly(); // SIGKILL on Linux
+            assertTrue(process.waitFor(10, TimeUnit.SECONDS));
+        }
+    }
+
+    private Child start(final String... args) throws Exception
+    {
+        final Child child = new Child(new ProcessBuilder(TestSupport.childJava(StandaloneDriverChild.class, args))
+            .redirectErrorStream(true).start());
+        children.add(child);
+        return child;
+    }
+
+    private String dir()
+    {
+        return tempDir.resolve("verbus").toString();
+    }
+
+    @Test
+    void shouldExchangeMessagesBetweenTwoClientProcessesThroughTheDriver() throws Exception
+    {
+        final Child driver = start("driver", dir(), "10000");
+        driver.awaitLine("DRIVER READY", 30_000);
+        final Child subscriber = start("subscriber", dir(), "1001", Long.toString(MESSAGES), "2");
+        subscriber.awaitLine("SUBSCRIBED", 30_000);
+        final Child publisher = start("publisher", dir(), "1001", Long.toString(MESSAGES));
+
+        final long timeoutMs = 60_000 + MESSAGES / 10;
+        final String sent = publisher.awaitLine("SENT", timeoutMs);
+        final String received = subscriber.awaitLine("RECEIVED", timeoutMs);
+        assertEquals(0, subscriber.awaitExit(30_000), subscriber.lines.toString());
+        assertEquals(0, publisher.awaitExit(30_000), publisher.lines.toString());
+        final String[] sentParts = sent.split(" ");
+        final String[] receivedParts = received.split(" ");
+        assertEquals(Long.toString(MESSAGES), receivedParts[1]);
+        assertEquals(sentParts[3], receivedParts[3], "checksums: " + sent + " / " + received);
+        System.out.println("standalone driver, 2 client processes: " + sent + " / " + received);
+        assertTrue(driver.process.isAlive());
+    }
+
+    @Test
+    void shouldKeepServingOtherClientsWhenAClientIsKilled() throws Exception
+    {
+        final Child driver = start("driver", dir(), "1000");
+        driver.awaitLine("DRIVER READY", 30_000);
+        final Child victim = start("victim", dir());
+        victim.awaitLine("VICTIM READY", 30_000);
+
+        try (Verbus client = Verbus.connect(new Verbus.Context().dir(dir())))
+        {
+            final Subscription fromVictim = client.addSubscription("ipc", 2);
+            await("the victim's image", () -> 1 == fromVictim.imageCount(),
+                () -> fromVictim.poll((b, o, l, h) -> {}, 10));
+            final Publication publication = client.addPublication("ipc:term-length=64k", 1);
+            final Subscription subscription = client.addSubscription("ipc", 1);
+            await("connected", publication::isConnected);
+
+            // The victim subscribes to stream 1 and never polls: the publication stops a window ahead of it.
+            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[64]);
+            final long[] received = new long[1];
+            long sent = 0;
+            long backPressured = 0;
+            for (int i = 0; i < 10_000 && backPressured < 100; i++)
+            {
+                buffer.putLong(0, sent);
+                if (publication.offer(buffer, 0, 64) > 0)
+                {
+                    sent++;
+                }
+                else
+                {
+                    backPressured++;
+                }
+                subscription.poll((b, o, l, h) -> received[0]++, 100);
+            }
+            assertTrue(backPressured >= 100, "the victim's subscription did not hold the publication back");
+
+            victim.kill9();
+            final long killedNs = System.nanoTime();
+
+            // Within the client liveness timeout (1 s here) the driver frees the victim's subscription and publication.
+            final long target = sent + 20_000;
+            final long[] fromVictimImages = new long[1];
+            await("the stream moving again", () ->
+            {
+                if (sent(publication, buffer))
+                {
+                    fromVictimImages[0] = fromVictim.imageCount();
+                }
+                subscription.poll((b, o, l, h) -> received[0]++, 100);
+                fromVictim.poll((b, o, l, h) -> {}, 100);
+                return received[0] >= target - 1 || publication.position() > 20_000L * 96 + 64 * 1024;
+            }, () -> {});
+            final long movedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedNs);
+            await("the victim's image gone", () -> 0 == fromVictim.imageCount(),
+                () -> fromVictim.poll((b, o, l, h) -> {}, 100));
+
+            // A new client process can still subscribe and receive from this client through the driver.
+            final Child newSubscriber = start("subscriber", dir(), "3", "10000", "2");
+            newSubscriber.awaitLine("SUBSCRIBED", 30_000);
+            final Child newPublisher = start("publisher", dir(), "3", "10000");
+            try
+            {
+                newSubscriber.awaitLine("RECEIVED 10000", 60_000);
+            }
+            catch (final AssertionError ex)
+            {
+                throw new AssertionError(ex.getMessage() + "; the publisher printed " + newPublisher.lines +
+                    (newPublisher.process.isAlive() ? " (running)" : " (exited " + newPublisher.process.exitValue() +
+                    ")") + "; the driver printed " + driver.lines, ex);
+            }
+            assertEquals(0, newSubscriber.awaitExit(30_000));
+            assertEquals(0, newPublisher.awaitExit(30_000));
+            assertTrue(driver.process.isAlive());
+            System.out.println("kill -9 of a client: stream moving again " + movedMs + " ms after the kill");
+        }
+    }
+
+    private static boolean sent(final Publication publication, final UnsafeBuffer buffer)
+    {
+        buffer.putLong(0, publication.position());
+        return publication.offer(buffer, 0, 64) > 0;
+    }
+
+    @Test
+    void shouldTellEveryClientWhenTheDriverIsKilled() throws Exception
+    {
+        final long driverTimeoutMs = 2_000;
+        final Child driver = start("driver", dir(), "10000");
+        driver.awaitLine("DRIVER READY", 30_000);
+        final Child watcherOne = start("watcher", dir(), Long.toString(driverTimeoutMs));
+        final Child watcherTwo = start("watcher", dir(), Long.toString(driverTimeoutMs));
+        watcherOne.awaitLine("WATCHING", 30_000);
+        watcherTwo.awaitLine("WATCHING", 30_000);
+
+        driver.kill9();
+        final long killedAtMs = System.currentTimeMillis();
+        for (final Child watcher : List.of(watcherOne, watcherTwo))
+        {
+            final String line = watcher.awaitLine("DRIVER GONE", 30_000);
+            final long seenAfterMs = Long.parseLong(line.split(" ")[3]) - killedAtMs;
+            assertTrue(seenAfterMs <= driverTimeoutMs + 2_000, "seen " + seenAfterMs + " ms after the kill: " + line);
+            assertEquals(0, watcher.awaitExit(30_000), watcher.lines.toString());
+            System.out.println("kill -9 of the driver: seen by a client " + seenAfterMs + " ms later");
+        }
+
+        // The killed driver left its log files; a new driver on the dir sweeps them and serves clients again.
+        assertTrue(countLogFiles() > 0);
+        try (MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus client = Verbus.connect(new Verbus.Context().dir(dir())))
+        {
+            assertEquals(0, countLogFiles());
+            final Subscription subscription = client.addSubscription("ipc", 4);
+            final Publication publication = client.addPublication("ipc", 4);
+            await("connected", publication::isConnected);
+            assertEquals(1, subscription.imageCount());
+        }
+    }
+
+    private long countLogFiles() throws java.io.IOException
+    {
+        try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(Path.of(dir())))
+        {
+            return files.filter((f) -> f.toString().endsWith(".map")).count();
+        }
+    }
+}

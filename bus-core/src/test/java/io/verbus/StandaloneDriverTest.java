@@ -1,0 +1,322 @@
+package io.verbus;
+
+import io.aeron.exceptions.DriverTimeoutException;
+import io.aeron.logbuffer.BufferClaim;
+import io.verbus.counters.CountersFile;
+import io.verbus.driver.CncFile;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import static io.verbus.TestSupport.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The standalone driver and {@link Verbus#connect} within one JVM (the cross-process cases are in
+ * {@code StandaloneDriverCrossProcessTest}): two clients share the driver's log, and the client's view of the
+ * driver's lifecycle.
+ */
+class StandaloneDriverTest
+{
+    @TempDir
+    Path tempDir;
+
+    private Verbus.Context clientContext()
+    {
+        return new Verbus.Context().dir(tempDir.resolve("verbus").toString()).driverTimeoutMs(2_000);
+    }
+
+    @Test
+    void shouldExchangeIpcMessagesBetweenTwoClientsThroughTheDriversLog()
+    {
+        try (MediaDriver driver = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus subscriberClient = Verbus.connect(clientContext());
+            Verbus publisherClient = Verbus.connect(clientContext()))
+        {
+            final List<Image> available = new CopyOnWriteArrayList<>();
+            final Subscription sub = subscriberClient.addSubscription("ipc", 11, available::add, (image) -> {});
+            final ExclusivePublication pub = publisherClient.addExclusivePublication("ipc", 11);
+            final Publication concurrent = publisherClient.addPublication("ipc", 11);
+            await("two images", () -> 2 == sub.imageCount());
+            await("connected", () -> pub.isConnected() && concurrent.isConnected());
+            assertEquals(2, available.size());
+            assertTrue(Files.exists(Path.of(driver.dir()).resolve(CncFile.FILE_NAME)));
+
+            final UnsafeBuffer buffer = new UnsafeBuffer(ByteBuffer.allocateDirect(64));
+            final BufferClaim claim = new BufferClaim();
+            final int messages = 20_000;
+            final List<Long> received = new ArrayList<>();
+            int sent = 0;
+            final long deadline = System.nanoTime() + 30_000_000_000L;
+            while (received.size() < 2 * messages && System.nanoTime() < deadline)
+            {
+                if (sent < messages)
+                {
+                    buffer.putLong(0, sent);
+                    final long r1 = 0 == (sent & 1) ? pub.offer(buffer, 0, 8) : claimAndCommit(pub, claim, sent);
+                    if (r1 > 0)
+                    {
+                        while (concurrent.offer(buffer, 0, 8) < 0 && System.nanoTime() < deadline)
+                        {
+                            sub.poll((b, o, l, h) -> received.add(b.getLong(o)), 100);
+                        }
+                        sent++;
+                    }
+                }
+                sub.poll((b, o, l, h) -> received.add(b.getLong(o)), 100);
+            }
+            assertEquals(2 * messages, received.size());
+            long sum = 0;
+            for (final long value : received)
+            {
+                sum += value;
+            }
+            assertEquals(2L * messages * (messages - 1) / 2, sum);
+
+            final CountersFile counters = CountersFile.openReadOnly(Path.of(driver.dir()));
+            assertEquals(ProcessHandle.current().pid(), counters.pid());
+            counters.close();
+            assertEquals(2, driver.clientCount());
+        }
+    }
+
+    private static long claimAndCommit(final ExclusivePublication pub, final BufferClaim claim, final long value)
+    {
+        final long result = pub.tryClaim(8, claim);
+        if (result > 0)
+        {
+            claim.buffer().putLong(claim.offset(), value);
+            claim.commit();
+        }
+        return result;
+    }
+
+    @Test
+    void shouldServeAClientInInvokerModeAndFollowItsCloses()
+    {
+        try (MediaDriver driver = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus other = Verbus.connect(clientContext()))
+        {
+            final Verbus client = Verbus.connect(clientContext().threadingMode(ThreadingMode.INVOKER));
+            final Subscription sub = client.addSubscription("ipc", 3);
+            final Publication pub = other.addPublication("ipc", 3);
+            await("connected", () -> pub.isConnected() && 1 == sub.imageCount(), client::invoke);
+            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[16]);
+            final long[] received = new long[1];
+            for (int i = 0; i < 1000; i++)
+            {
+                buffer.putInt(0, i);
+                while (pub.offer(buffer, 0, 16) < 0)
+                {
+                    sub.poll((b, o, l, h) -> received[0]++, 10);
+                }
+            }
+            await("all received", () -> 1000 == received[0], () -> sub.poll((b, o, l, h) -> received[0]++, 10));
+            await("two clients", () -> 2 == driver.clientCount());
+
+            sub.close();
+            await("no subscriber", () -> !pub.isConnected());
+            final Subscription again = client.addSubscription("ipc", 3);
+            await("connected again", () -> pub.isConnected() && 1 == again.imageCount(), client::invoke);
+            pub.close();
+            await("image gone", again::hasNoImages, client::invoke);
+            client.close();
+            assertTrue(again.isClosed());
+            await("one client", () -> 1 == driver.clientCount());
+        }
+    }
+
+    @Test
+    void shouldSendAClientsMediaPublicationWithTheDriversSender()
+    {
+        // The loopback media (test SPI) connects a sender and a receiver in one JVM: the driver's sender takes the
+        // frames the client writes into the driver's log, and an embedded Verbus in another dir receives them.
+        try (Verbus receiver = Verbus.launch(TestSupport.context(tempDir.resolve("receiver")));
+            MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus client = Verbus.connect(clientContext()))
+        {
+            final Subscription sub = receiver.addSubscription("loop:name=standalone", 21);
+            final ExclusivePublication exclusive = client.addExclusivePublication("loop:name=standalone", 21);
+            await("connected", exclusive::isConnected);
+            final Publication concurrent = client.addPublication("loop:name=standalone", 21);
+            await("connected", concurrent::isConnected);
+            await("two images", () -> 2 == sub.imageCount());
+
+            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[64]);
+            final BufferClaim claim = new BufferClaim();
+            final long[] sum = new long[2];
+            final int messages = 5_000;
+            for (int i = 0; i < messages; i++)
+            {
+                buffer.putLong(0, i);
+                while ((0 == (i & 1) ? exclusive.offer(buffer, 0, 64) : claimAndCommit(exclusive, claim, i)) < 0)
+                {
+                    sub.poll((b, o, l, h) -> sum[0] += b.getLong(o), 100);
+                }
+                while (concurrent.offer(buffer, 0, 64) < 0)
+                {
+                    sub.poll((b, o, l, h) -> sum[1] += b.getLong(o), 100);
+                }
+            }
+            final long expected = 2L * messages * (messages - 1) / 2;
+            await("all received", () -> expected == sum[0] + sum[1],
+                () -> sub.poll((b, o, l, h) -> sum[0] += b.getLong(o), 100));
+        }
+    }
+
+    @Test
+    void shouldFreeASilentClientAndTellItThatItTimedOut()
+    {
+        final List<Throwable> errors = new CopyOnWriteArrayList<>();
+        try (MediaDriver driver = MediaDriver.launch(TestSupport.context(tempDir)
+                .clientLivenessTimeoutNs(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(300)));
+            Verbus live = Verbus.connect(clientContext()))
+        {
+            // An INVOKER client that stops calling invoke() sends no keepalive: to the driver it looks dead.
+            final Verbus silent = Verbus.connect(clientContext().threadingMode(ThreadingMode.INVOKER)
+                .errorHandler(errors::add));
+            final Subscription silentSub = silent.addSubscription("ipc", 8);
+            final Publication pub = live.addPublication("ipc", 8);
+            await("connected", pub::isConnected);
+            await("the silent client freed", () -> !pub.isConnected() && 1 == driver.clientCount());
+
+            // Once it runs again it learns it was timed out, and closes.
+            await("the silent client closed", silent::isClosed, silent::invoke);
+            assertTrue(silentSub.isClosed());
+            assertInstanceOf(DriverTimeoutException.class, errors.get(0));
+            assertTrue(errors.get(0).getMessage().contains("timed this client out"), errors.get(0).getMessage());
+            silent.close();
+
+            final Subscription liveSub = live.addSubscription("ipc", 8);
+            await("connected again", () -> pub.isConnected() && 1 == liveSub.imageCount());
+        }
+    }
+
+    @Test
+    void shouldServeClientsMediaSubscriptionsWithOneDriverSubscription()
+    {
+        // The loopback media hands its one connection to one receiver: both clients receive everything only if the
+        // driver serves them with one media subscription, copied into a bridge log they share.
+        try (Verbus remote = Verbus.launch(TestSupport.context(tempDir.resolve("remote")));
+            MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus clientA = Verbus.connect(clientContext());
+            Verbus clientB = Verbus.connect(clientContext()))
+        {
+            final Subscription subA = clientA.addSubscription("loop:name=bridge", 31);
+            final Subscription subB = clientB.addSubscription("loop:name=bridge", 31);
+            final ExclusivePublication pub = remote.addExclusivePublication("loop:name=bridge", 31);
+            await("connected", () -> pub.isConnected() && 1 == subA.imageCount() && 1 == subB.imageCount());
+
+            final int messages = 20_000; // 64 KiB terms: many rotations, padding, 3000-byte fragmented messages
+            final long[][] next = new long[2][1];
+            final String[] error = new String[1];
+            final io.aeron.FragmentAssembler[] assemblers = new io.aeron.FragmentAssembler[2];
+            for (int i = 0; i < 2; i++)
+            {
+                final long[] expected = next[i];
+                assemblers[i] = new io.aeron.FragmentAssembler((b, o, l, h) ->
+                {
+                    final long sequence = b.getLong(o);
+                    if (sequence != expected[0] || l != StandaloneDriverChild.messageLength(sequence))
+                    {
+                        error[0] = "sequence " + sequence + " length " + l + ", expected " + expected[0];
+                    }
+                    expected[0]++;
+                });
+            }
+            final UnsafeBuffer buffer = new UnsafeBuffer(ByteBuffer.allocateDirect(4096));
+            for (long sequence = 0; sequence < messages; sequence++)
+            {
+                final int length = StandaloneDriverChild.messageLength(sequence);
+                StandaloneDriverChild.fill(buffer, 0, sequence, length);
+                final long deadline = System.nanoTime() + 30_000_000_000L;
+                while (pub.offer(buffer, 0, length) < 0)
+                {
+                    subA.poll(assemblers[0], 100);
+                    subB.poll(assemblers[1], 100);
+                    assertTrue(System.nanoTime() < deadline, "stuck at " + sequence);
+                }
+            }
+            await("all received by both", () -> messages == next[0][0] && messages == next[1][0], () ->
+            {
+                subA.poll(assemblers[0], 100);
+                subB.poll(assemblers[1], 100);
+            });
+            assertEquals(null, error[0]);
+
+            subA.close();
+            subB.close();
+            final Subscription again = clientA.addSubscription("loop:name=bridge", 31);
+            assertEquals(0, again.imageCount());
+        }
+    }
+
+    @Test
+    void shouldRefuseChannelsTheDriverDoesNotServeYet()
+    {
+        try (MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus client = Verbus.connect(clientContext()))
+        {
+            final IllegalArgumentException ex =
+                assertThrows(IllegalArgumentException.class, () -> client.addPublication("aeron:ipc", 1));
+            assertTrue(ex.getMessage().contains("aeron: channels need Verbus.launch"), ex.getMessage());
+            final IllegalArgumentException bad =
+                assertThrows(IllegalArgumentException.class, () -> client.addPublication("ipc:term-length=3", 1));
+            assertTrue(bad.getMessage().contains("term"), bad.getMessage());
+            assertFalse(client.isClosed());
+            client.addSubscription("ipc", 1).close();
+        }
+    }
+
+    @Test
+    void shouldFailToConnectWithoutADriver()
+    {
+        final IllegalStateException ex =
+            assertThrows(IllegalStateException.class, () -> Verbus.connect(clientContext()));
+        assertTrue(ex.getMessage().contains("./verbus driver"), ex.getMessage());
+    }
+
+    @Test
+    void shouldRefuseASecondDriverOnTheSameDir()
+    {
+        try (MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir)))
+        {
+            assertThrows(IllegalStateException.class, () -> MediaDriver.launch(TestSupport.context(tempDir)));
+            assertThrows(IllegalStateException.class, () -> Verbus.launch(TestSupport.context(tempDir)));
+        }
+    }
+
+    @Test
+    void shouldCloseTheClientAndReportWhenTheDriverCloses()
+    {
+        final List<Throwable> errors = new CopyOnWriteArrayList<>();
+        final MediaDriver driver = MediaDriver.launch(TestSupport.context(tempDir));
+        try (Verbus client = Verbus.connect(clientContext().errorHandler(errors::add)))
+        {
+            final Publication pub = client.addPublication("ipc", 5);
+            final Subscription sub = client.addSubscription("ipc", 5);
+            await("connected", pub::isConnected);
+            driver.close();
+            await("client closed", client::isClosed);
+            assertEquals(Publication.CLOSED, pub.offer(new UnsafeBuffer(new byte[8])));
+            assertTrue(sub.isClosed());
+            assertEquals(1, errors.size());
+            assertInstanceOf(DriverTimeoutException.class, errors.get(0));
+        }
+        finally
+        {
+            driver.close();
+        }
+    }
+}
