@@ -63,7 +63,7 @@ final class ShmLayout
     static final int SLOT_IMMEDIATE_OFFSET = 12;
     static final int SLOT_HAS_IMMEDIATE_OFFSET = 16;
     static final int SLOT_SOLICITED_OFFSET = 20;
-    /** With an SRQ: the index of the SRQ receive the initiator claimed for this deposit. */
+    /** With an SRQ: the descriptor of the SRQ receive the initiator claimed for this deposit. */
     static final int SLOT_SRQ_INDEX_OFFSET = 24;
     static final int SLOT_HEADER_LENGTH = CACHE_LINE;
     static final int SLOT_STATUS_OK = 0;

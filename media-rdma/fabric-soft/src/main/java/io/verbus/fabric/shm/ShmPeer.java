@@ -266,7 +266,7 @@ final class ShmPeer implements AutoCloseable
             throw new IllegalArgumentException("shm device at " + directory + " has no SRQ " + number);
         }
         final MemorySegment header =
-            confinement.mapPeerFile(file, arena, SoftSharedReceiveQueue.LENGTHS_OFFSET);
+            confinement.mapPeerFile(file, arena, SoftSharedReceiveQueue.RING_OFFSET);
         final int depth = header.get(ValueLayout.JAVA_INT, SoftSharedReceiveQueue.DEPTH_OFFSET);
         if (depth < 1 || depth > ShmRemoteQueuePair.MAX_RQ_DEPTH ||
             header.byteSize() < SoftSharedReceiveQueue.headerLength(depth))

@@ -664,6 +664,11 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         final int immediate, final boolean hasImmediate, final boolean solicited)
     {
         final long srqIndex = file.get(ValueLayout.JAVA_LONG, slotOffset + SLOT_SRQ_INDEX_OFFSET);
+        if (srqIndex < 0 || srqIndex >= srq.depth())
+        {
+            enterError(); // the initiator named no receive of this SRQ: a broken peer, the connection is lost
+            return true;
+        }
         WorkCompletionStatus status = WorkCompletionStatus.SUCCESS;
         if (slotStatus == SLOT_STATUS_LENGTH_ERROR)
         {

@@ -471,7 +471,8 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
     }
 
     /**
-     * Report RECV {@code srqIndex} of the SRQ, claimed by this QP, and free its slot in the SRQ.
+     * Report RECV {@code srqIndex} of the SRQ, claimed by this QP; its descriptor is free again once the completion
+     * is polled (before the poll returns, so the application can repost the buffer at once).
      *
      * @return false if the CQ is full and the caller must retry the same report later (the RECV stays claimed).
      */
@@ -484,13 +485,8 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
         final boolean hasImmediate,
         final boolean solicited)
     {
-        if (!receiveCq.offer(srq.wrId(srqIndex), status, opcode, byteLength, immediate, hasImmediate, qpNumber,
-            null, true, srqIndex, solicited))
-        {
-            return false;
-        }
-        srq.release(srqIndex);
-        return true;
+        return receiveCq.offer(srq.wrId(srqIndex), status, opcode, byteLength, immediate, hasImmediate, qpNumber,
+            srq, true, srqIndex, solicited);
     }
 
     /**

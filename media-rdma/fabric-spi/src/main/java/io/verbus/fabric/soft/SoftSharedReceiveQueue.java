@@ -9,17 +9,18 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
 /**
- * The shared receive queue of the soft providers: the posted RECVs as primitive columns, plus a small header that
- * whoever consumes receives claims them through: the posted count (release by the poster), the claimed count
- * (a compare-and-set per claim, so QPs served by different threads, or by another process for shm, each take a
- * different RECV), and the posted lengths. tcp keeps the header in native memory; shm in a file its peers map, since
- * there the sender's process claims the receive.
+ * The shared receive queue of the soft providers. Each posted RECV takes a free <em>descriptor</em> (wrId, buffer,
+ * length, lkey as primitive columns) and is appended, by descriptor number, to a ring in a small header that whoever
+ * consumes receives claims them through: the posted count (release by the poster), the claimed count (a
+ * compare-and-set per claim, so QPs served by different threads, or by another process for shm, each take a different
+ * RECV), the ring and the posted lengths by descriptor. tcp keeps the header in native memory; shm in a file its peers
+ * map, since there the sender's process claims the receive.
  * <p>
- * Claims go in posting order; a RECV's slot is freed when the QP that claimed it has consumed it (copied the payload
- * and produced its completion), which may be out of order across QPs: a post finding its slot still in use is
- * refused with RECEIVE_QUEUE_FULL for the moment.
+ * Claims go in posting order. A descriptor is free again once the completion of the QP that consumed it has been
+ * polled (before the poll returns), in any order across QPs, so an application that reposts a buffer on its
+ * completion always finds a free descriptor, as with a hardware SRQ.
  */
-public class SoftSharedReceiveQueue implements SharedReceiveQueue
+public class SoftSharedReceiveQueue implements SharedReceiveQueue, SoftCompletionQueue.SlotReclaimer
 {
     /** Header: the depth (int), the PD id (int). */
     public static final int DEPTH_OFFSET = 0;
@@ -29,8 +30,8 @@ public class SoftSharedReceiveQueue implements SharedReceiveQueue
     public static final int POSTED_OFFSET = 64;
     /** Header: RECVs claimed by consumers (long, compare-and-set). */
     public static final int CLAIMED_OFFSET = 128;
-    /** Header: the posted lengths, one int per slot. */
-    public static final int LENGTHS_OFFSET = 192;
+    /** Header: the ring of posted descriptors, one int per position (claim index % depth), then the lengths. */
+    public static final int RING_OFFSET = 192;
 
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final VarHandle BUSY = MethodHandles.arrayElementVarHandle(int[].class);
@@ -45,6 +46,7 @@ public class SoftSharedReceiveQueue implements SharedReceiveQueue
     private final int[] busy;
     private final Runnable onClose;
     private long tail;
+    private int nextFree;
     private volatile boolean closed;
 
     /**
@@ -77,16 +79,24 @@ public class SoftSharedReceiveQueue implements SharedReceiveQueue
      */
     public static long headerLength(final int depth)
     {
-        return LENGTHS_OFFSET + 4L * depth;
+        return RING_OFFSET + 8L * depth;
+    }
+
+    private static long lengthOffset(final int depth, final int descriptor)
+    {
+        return RING_OFFSET + 4L * depth + 4L * descriptor;
     }
 
     /**
-     * Claim the next posted RECV of the pool whose header is {@code header}; any thread or process.
+     * Claim the next posted RECV of the pool whose header is {@code header}; any thread or process. The descriptor is
+     * read before the compare-and-set: while the claimed count is still at that position the poster cannot reuse the
+     * ring entry (it posts at most depth ahead of the claims), so a successful CAS proves the entry was the one read.
      *
-     * @return its index, or -1 if none is posted and unclaimed (RNR).
+     * @return the claimed RECV's descriptor, or -1 if none is posted and unclaimed (RNR).
      */
     public static long claim(final MemorySegment header)
     {
+        final int depth = header.get(ValueLayout.JAVA_INT, DEPTH_OFFSET);
         while (true)
         {
             final long claimed = (long)LONG.getVolatile(header, (long)CLAIMED_OFFSET);
@@ -95,19 +105,20 @@ public class SoftSharedReceiveQueue implements SharedReceiveQueue
             {
                 return -1;
             }
+            final int descriptor = header.get(ValueLayout.JAVA_INT, RING_OFFSET + 4L * (int)(claimed % depth));
             if (LONG.compareAndSet(header, (long)CLAIMED_OFFSET, claimed, claimed + 1))
             {
-                return claimed;
+                return descriptor;
             }
         }
     }
 
     /**
-     * @return the posted length of RECV {@code index} of the pool whose header is {@code header}.
+     * @return the posted length of the claimed RECV {@code descriptor} of the pool whose header is {@code header}.
      */
-    public static int postedLength(final MemorySegment header, final int depth, final long index)
+    public static int postedLength(final MemorySegment header, final int depth, final long descriptor)
     {
-        return header.get(ValueLayout.JAVA_INT, LENGTHS_OFFSET + 4L * (int)(index % depth));
+        return header.get(ValueLayout.JAVA_INT, lengthOffset(depth, (int)descriptor));
     }
 
     @Override
@@ -121,8 +132,8 @@ public class SoftSharedReceiveQueue implements SharedReceiveQueue
         {
             return PostResult.INVALID_REQUEST;
         }
-        final int slot = (int)(tail % depth);
-        if ((int)BUSY.getAcquire(busy, slot) != 0)
+        final int slot = freeDescriptor();
+        if (slot < 0)
         {
             return PostResult.RECEIVE_QUEUE_FULL;
         }
@@ -131,11 +142,26 @@ public class SoftSharedReceiveQueue implements SharedReceiveQueue
         lengths[slot] = length;
         lkeys[slot] = lkey;
         busy[slot] = 1;
-        header.set(ValueLayout.JAVA_INT, LENGTHS_OFFSET + 4L * slot, length);
+        header.set(ValueLayout.JAVA_INT, lengthOffset(depth, slot), length);
+        header.set(ValueLayout.JAVA_INT, RING_OFFSET + 4L * (int)(tail % depth), slot);
         tail++;
         LONG.setRelease(header, (long)POSTED_OFFSET, tail);
         onPosted();
         return PostResult.OK;
+    }
+
+    private int freeDescriptor()
+    {
+        for (int i = 0; i < depth; i++)
+        {
+            final int candidate = nextFree + i < depth ? nextFree + i : nextFree + i - depth;
+            if ((int)BUSY.getAcquire(busy, candidate) == 0)
+            {
+                nextFree = candidate + 1 == depth ? 0 : candidate + 1;
+                return candidate;
+            }
+        }
+        return -1;
     }
 
     /**
@@ -146,7 +172,7 @@ public class SoftSharedReceiveQueue implements SharedReceiveQueue
     }
 
     /**
-     * @return the next posted and unclaimed RECV's index, claimed now, or -1 (RNR).
+     * @return the next posted and unclaimed RECV's descriptor, claimed now, or -1 (RNR).
      */
     public long claim()
     {
@@ -154,7 +180,7 @@ public class SoftSharedReceiveQueue implements SharedReceiveQueue
     }
 
     /**
-     * @return the wrId of RECV {@code index}.
+     * @return the wrId of the RECV in descriptor {@code index}.
      */
     public long wrId(final long index)
     {
@@ -186,11 +212,17 @@ public class SoftSharedReceiveQueue implements SharedReceiveQueue
     }
 
     /**
-     * Free the slot of RECV {@code index}: its consumer copied the payload and reported it.
+     * Free descriptor {@code index}: its completion has been polled.
      */
     public void release(final long index)
     {
         BUSY.setRelease(busy, (int)(index % depth), 0);
+    }
+
+    @Override
+    public void onCompletionPolled(final boolean receiveQueue, final long index)
+    {
+        release(index);
     }
 
     /**

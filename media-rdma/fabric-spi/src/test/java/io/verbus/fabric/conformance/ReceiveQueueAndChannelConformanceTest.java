@@ -22,6 +22,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -370,15 +372,26 @@ public abstract class ReceiveQueueAndChannelConformanceTest
         assertEquals(WorkCompletionStatus.SUCCESS, wc.status());
     }
 
-    @Test
-    void shouldNotLoseAWakeUpWhenACompletionRacesTheArm() throws InterruptedException
+    /**
+     * Many rounds of: the waiter arms, polls and only then waits, while another thread makes the completion land at a
+     * random moment (before the arm, between the arm and the wait, during the wait). A completion that lands after the
+     * arm and fails to wake the waiter fails the test at its 5 s timeout. Receive side: the armed CQ gets the RECV
+     * completions of SENDs (the subscriber's case); send side: the armed CQ gets the completions of signaled WRITEs
+     * another thread posts (on shm produced in that thread at post time).
+     */
+    @ParameterizedTest(name = "receive side {0}")
+    @ValueSource(booleans = {true, false})
+    void shouldNotLoseAWakeUpWhenACompletionRacesTheArm(final boolean receiveSide) throws InterruptedException
     {
         openPerTest();
         final int rounds = raceRounds();
         final int receiveDepth = 32;
-        final CompletionChannel channel = track(deviceB.createCompletionChannel());
-        final CompletionQueue sendCq = track(deviceA.createCompletionQueue(256));
-        final CompletionQueue receiveCq = trackBefore(channel, deviceB.createCompletionQueue(256, channel));
+        final CompletionChannel channel = track((receiveSide ? deviceB : deviceA).createCompletionChannel());
+        final CompletionQueue sendCq = receiveSide ? track(deviceA.createCompletionQueue(256)) :
+            trackBefore(channel, deviceA.createCompletionQueue(256, channel));
+        final CompletionQueue receiveCq = receiveSide ?
+            trackBefore(channel, deviceB.createCompletionQueue(256, channel)) : track(deviceB.createCompletionQueue(256));
+        final CompletionQueue armed = receiveSide ? receiveCq : sendCq;
         final QueuePair sender = track(pdA.createQueuePair(queuePairConfig().completionQueue(sendCq)
             .rnrRetryCount(QueuePairConfig.RNR_RETRY_INFINITE)));
         final QueuePair receiver = track(pdB.createQueuePair(queuePairConfig().completionQueue(receiveCq)));
@@ -394,7 +407,7 @@ public abstract class ReceiveQueueAndChannelConformanceTest
         {
             try
             {
-                sendRounds(sender, sendCq, rounds, consumed);
+                sendRounds(sender, receiveSide ? sendCq : null, rounds, consumed);
             }
             catch (final Throwable ex)
             {
@@ -405,33 +418,41 @@ public abstract class ReceiveQueueAndChannelConformanceTest
         senderThread.start();
 
         int events = 0;
-        int received = 0;
+        int completed = 0;
         try
         {
-            while (received < rounds)
+            while (completed < rounds)
             {
-                channel.requestNotify(receiveCq, false);
-                final int n = receiveCq.poll(completions, completions.length);
+                channel.requestNotify(armed, false);
+                final int n = armed.poll(completions, completions.length);
                 for (int i = 0; i < n; i++)
                 {
                     assertEquals(WorkCompletionStatus.SUCCESS, completions[i].status(), completions[i].toString());
-                    assertEquals(PostResult.OK, receiver.postReceive(completions[i].wrId(),
-                        regionB.address() + completions[i].wrId() * 64, 64, regionB.lkey()));
-                    received++;
-                    consumed.set(received);
+                    if (receiveSide)
+                    {
+                        assertEquals(PostResult.OK, receiver.postReceive(completions[i].wrId(),
+                            regionB.address() + completions[i].wrId() * 64, 64, regionB.lkey()));
+                    }
+                    completed++;
+                    consumed.set(completed);
                 }
                 if (n > 0)
                 {
                     continue;
                 }
+                if (completed % 4 == 1)
+                {
+                    // Widen the gap between the check and the block: the completion most likely lands in it.
+                    LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(200));
+                }
                 final CompletionQueue woken = channel.awaitEvent(TimeUnit.SECONDS.toNanos(5));
                 if (null == woken)
                 {
-                    fail("lost wake-up: round " + received + " of " + rounds + ", the armed CQ got a completion " +
+                    fail("lost wake-up: round " + completed + " of " + rounds + ", the armed CQ got a completion " +
                         "(or will) and the waiter was not woken within 5 s; sender failure: " + senderFailure.get());
                 }
-                assertSame(receiveCq, woken);
-                channel.ackEvents(receiveCq, 1);
+                assertSame(armed, woken);
+                channel.ackEvents(armed, 1);
                 events++;
             }
         }
@@ -444,6 +465,10 @@ public abstract class ReceiveQueueAndChannelConformanceTest
         assertTrue(events > 0, "no round ever waited");
     }
 
+    /**
+     * Post one signaled WR per round once the waiter has taken the previous round's completion: a SEND whose own
+     * completion this thread reaps ({@code sendCq} given), or a WRITE whose completion the waiter reaps.
+     */
     private void sendRounds(
         final QueuePair sender, final CompletionQueue sendCq, final int rounds, final AtomicInteger consumed)
     {
@@ -457,21 +482,34 @@ public abstract class ReceiveQueueAndChannelConformanceTest
             {
                 if (System.nanoTime() > deadlineNs)
                 {
-                    throw new AssertionError("receiver stuck before round " + i);
+                    throw new AssertionError("waiter stuck before round " + i);
                 }
                 Thread.onSpinWait();
             }
-            // Vary where the completion lands: before the arm, between the arm and the wait, or during the wait.
-            final long spinUntilNs = System.nanoTime() + jitter.nextLong(30_000);
+            // Vary where the completion lands: before the arm, between the arm and the wait, or during the wait (the
+            // waiter arms and polls within a few microseconds of taking the previous round, so most jitter is short).
+            final long spinUntilNs = System.nanoTime() + jitter.nextLong(i % 3 == 0 ? 30_000 : 3_000);
             while (System.nanoTime() < spinUntilNs)
             {
                 Thread.onSpinWait();
             }
             sendBatch.clear();
-            sendBatch.add().send(i, regionA.address(), 8, regionA.lkey(), SendFlags.SIGNALED);
+            if (null != sendCq)
+            {
+                sendBatch.add().send(i, regionA.address(), 8, regionA.lkey(), SendFlags.SIGNALED);
+            }
+            else
+            {
+                sendBatch.add().write(i, regionA.address(), 8, regionA.lkey(), regionB.address() + 8192,
+                    regionB.rkey(), SendFlags.SIGNALED);
+            }
             if (sender.postSend(sendBatch) != PostResult.OK)
             {
                 throw new AssertionError("post of round " + i + " refused");
+            }
+            if (null == sendCq)
+            {
+                continue;
             }
             int done = 0;
             while (done == 0)
