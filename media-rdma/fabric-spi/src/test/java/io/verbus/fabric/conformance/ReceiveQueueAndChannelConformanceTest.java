@@ -346,7 +346,7 @@ public abstract class ReceiveQueueAndChannelConformanceTest
         {
             try
             {
-                woken.set(channel.awaitEvent(TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS)));
+                woken.set(awaitAndAcknowledge(channel, TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS)));
             }
             catch (final Throwable ex)
             {
@@ -366,7 +366,6 @@ public abstract class ReceiveQueueAndChannelConformanceTest
         assertFalse(waiter.isAlive(), "the waiter was not woken");
         assertNull(failure.get());
         assertSame(receiveCq, woken.get(), "the event names the armed CQ");
-        channel.ackEvents(receiveCq, 1);
         final WorkCompletion wc = awaitOne(receiveCq, null, "the RECV");
         assertEquals(5, wc.wrId());
         assertEquals(WorkCompletionStatus.SUCCESS, wc.status());
@@ -387,10 +386,10 @@ public abstract class ReceiveQueueAndChannelConformanceTest
         final int rounds = raceRounds();
         final int receiveDepth = 32;
         final CompletionChannel channel = track((receiveSide ? deviceB : deviceA).createCompletionChannel());
-        final CompletionQueue sendCq = receiveSide ? track(deviceA.createCompletionQueue(256)) :
-            trackBefore(channel, deviceA.createCompletionQueue(256, channel));
-        final CompletionQueue receiveCq = receiveSide ?
-            trackBefore(channel, deviceB.createCompletionQueue(256, channel)) : track(deviceB.createCompletionQueue(256));
+        final CompletionQueue sendCq =
+            trackBefore(channel, deviceA.createCompletionQueue(256, receiveSide ? null : channel));
+        final CompletionQueue receiveCq =
+            trackBefore(channel, deviceB.createCompletionQueue(256, receiveSide ? channel : null));
         final CompletionQueue armed = receiveSide ? receiveCq : sendCq;
         final QueuePair sender = track(pdA.createQueuePair(queuePairConfig().completionQueue(sendCq)
             .rnrRetryCount(QueuePairConfig.RNR_RETRY_INFINITE)));
@@ -445,14 +444,13 @@ public abstract class ReceiveQueueAndChannelConformanceTest
                     // Widen the gap between the check and the block: the completion most likely lands in it.
                     LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(200));
                 }
-                final CompletionQueue woken = channel.awaitEvent(TimeUnit.SECONDS.toNanos(5));
+                final CompletionQueue woken = awaitAndAcknowledge(channel, TimeUnit.SECONDS.toNanos(5));
                 if (null == woken)
                 {
                     fail("lost wake-up: round " + completed + " of " + rounds + ", the armed CQ got a completion " +
                         "(or will) and the waiter was not woken within 5 s; sender failure: " + senderFailure.get());
                 }
                 assertSame(armed, woken);
-                channel.ackEvents(armed, 1);
                 events++;
             }
         }
@@ -542,26 +540,26 @@ public abstract class ReceiveQueueAndChannelConformanceTest
             assertEquals(PostResult.OK, receiver.postReceive(i, regionB.address() + i * 64L, 64, regionB.lkey()));
         }
 
+        final long quietNs = TimeUnit.MILLISECONDS.toNanos(QUIET_MS);
+        final long timeoutNs = TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
+
         // Not armed: a completion queues no event.
         sendAndReceive(sender, sendCq, receiveCq, 1, 0);
-        assertNull(channel.awaitEvent(TimeUnit.MILLISECONDS.toNanos(QUIET_MS)), "an event without an arm");
+        assertNull(awaitAndAcknowledge(channel, quietNs), "an event without an arm");
 
         // Armed: the next completion fires, once.
         channel.requestNotify(receiveCq, false);
         sendAndReceive(sender, sendCq, receiveCq, 2, 0);
-        assertSame(receiveCq, channel.awaitEvent(TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS)), "no event after arm");
-        channel.ackEvents(receiveCq, 1);
+        assertSame(receiveCq, awaitAndAcknowledge(channel, timeoutNs), "no event after arm");
         sendAndReceive(sender, sendCq, receiveCq, 3, 0);
-        assertNull(channel.awaitEvent(TimeUnit.MILLISECONDS.toNanos(QUIET_MS)), "a second event from one arm");
+        assertNull(awaitAndAcknowledge(channel, quietNs), "a second event from one arm");
 
         // Solicited only: an unsolicited SEND does not fire, a solicited one does.
         channel.requestNotify(receiveCq, true);
         sendAndReceive(sender, sendCq, receiveCq, 4, 0);
-        assertNull(channel.awaitEvent(TimeUnit.MILLISECONDS.toNanos(QUIET_MS)), "an unsolicited SEND fired");
+        assertNull(awaitAndAcknowledge(channel, quietNs), "an unsolicited SEND fired");
         sendAndReceive(sender, sendCq, receiveCq, 5, SendFlags.SOLICITED);
-        assertSame(receiveCq, channel.awaitEvent(TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS)),
-            "no event for a solicited SEND");
-        channel.ackEvents(receiveCq, 1);
+        assertSame(receiveCq, awaitAndAcknowledge(channel, timeoutNs), "no event for a solicited SEND");
     }
 
     private void sendAndReceive(
@@ -621,6 +619,20 @@ public abstract class ReceiveQueueAndChannelConformanceTest
             LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(50));
         }
         throw new AssertionError("no completion for " + what + " within " + TIMEOUT_MS + " ms");
+    }
+
+    /**
+     * {@link CompletionChannel#awaitEvent} and acknowledge the event at once, so that no event is left unacknowledged
+     * when an assertion fails (verbs blocks destroying a CQ until its events are acknowledged).
+     */
+    private static CompletionQueue awaitAndAcknowledge(final CompletionChannel channel, final long timeoutNs)
+    {
+        final CompletionQueue cq = channel.awaitEvent(timeoutNs);
+        if (null != cq)
+        {
+            channel.ackEvents(cq, 1);
+        }
+        return cq;
     }
 
     private <T extends AutoCloseable> T track(final T resource)
