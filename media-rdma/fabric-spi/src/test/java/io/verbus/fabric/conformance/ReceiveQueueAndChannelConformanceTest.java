@@ -28,6 +28,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.Map;
@@ -188,28 +189,12 @@ public abstract class ReceiveQueueAndChannelConformanceTest
         while (totalReceived < queuePairs * perQueuePair)
         {
             assertTrue(System.nanoTime() < deadlineNs, "received only " + totalReceived + " of " +
-                queuePairs * perQueuePair + ", per QP " + java.util.Arrays.toString(received));
+                queuePairs * perQueuePair + ", per QP " + Arrays.toString(received));
             for (int q = 0; q < queuePairs; q++)
             {
                 while (sent[q] < perQueuePair && sent[q] - acknowledged[q] < window)
                 {
-                    final int seq = sent[q];
-                    final long source = regionA.address() + sourceOffset(q, seq, perQueuePair);
-                    final int immediate = q << 16 | seq;
-                    batch.clear();
-                    if ((seq & 1) == 0)
-                    {
-                        batch.add().writeWithImmediate(seq, source, 8, regionA.lkey(),
-                            regionB.address() + ringBase + sourceOffset(q, seq, perQueuePair), regionB.rkey(),
-                            immediate, SendFlags.SIGNALED);
-                    }
-                    else
-                    {
-                        batch.add().send(seq, source, 8, regionA.lkey(), SendFlags.SIGNALED)
-                            .opcode(WorkRequestOpcode.SEND_WITH_IMM).immediateData(immediate);
-                    }
-                    assertEquals(PostResult.OK, senders[q].postSend(batch));
-                    sent[q]++;
+                    postImmediate(senders[q], q, sent[q]++, perQueuePair, ringBase);
                 }
             }
             int n = sendCq.poll(completions, completions.length);
@@ -222,26 +207,16 @@ public abstract class ReceiveQueueAndChannelConformanceTest
             for (int i = 0; i < n; i++)
             {
                 final WorkCompletion wc = completions[i];
-                assertEquals(WorkCompletionStatus.SUCCESS, wc.status(), wc.toString());
-                assertTrue(wc.hasImmediate(), wc.toString());
                 final int q = receiverIndex.get(wc.qpNumber());
-                assertEquals(q, wc.immediateData() >>> 16, "immediate of another QP's stream: " + wc);
-                final int seq = wc.immediateData() & 0xFFFF;
-                assertEquals(received[q], seq, "QP " + q + " out of order: " + wc);
-                final long slotOffset = wc.wrId() * receiveSlot;
-                if (wc.opcode() == WorkCompletionOpcode.RECV_RDMA_WITH_IMM)
+                if (checkImmediateInOrder(wc, q, received[q], perQueuePair, ringBase, receiveSlot))
                 {
                     writesWithImmediate++;
-                    assertEquals(message(q, seq), memoryB.get(ValueLayout.JAVA_LONG_UNALIGNED,
-                        ringBase + sourceOffset(q, seq, perQueuePair)), "WRITE_WITH_IMM data before its completion");
                 }
                 else
                 {
                     sendsWithImmediate++;
-                    assertEquals(WorkCompletionOpcode.RECV, wc.opcode(), wc.toString());
-                    assertEquals(8, wc.byteLength());
-                    assertEquals(message(q, seq), memoryB.get(ValueLayout.JAVA_LONG_UNALIGNED, slotOffset));
                 }
+                final long slotOffset = wc.wrId() * receiveSlot;
                 received[q]++;
                 totalReceived++;
                 assertEquals(PostResult.OK, srq.postReceive(wc.wrId(), regionB.address() + slotOffset, receiveSlot,
@@ -254,6 +229,57 @@ public abstract class ReceiveQueueAndChannelConformanceTest
         }
         assertEquals(queuePairs * perQueuePair / 2, writesWithImmediate);
         assertEquals(queuePairs * perQueuePair / 2, sendsWithImmediate);
+    }
+
+    /**
+     * Post message {@code seq} of stream {@code q}: a WRITE_WITH_IMM of its 8 bytes into the ring when even, a
+     * SEND_WITH_IMM of them when odd; the immediate names the stream and the sequence.
+     */
+    private void postImmediate(
+        final QueuePair sender, final int q, final int seq, final int perQueuePair, final long ringBase)
+    {
+        final long source = regionA.address() + sourceOffset(q, seq, perQueuePair);
+        final int immediate = q << 16 | seq;
+        batch.clear();
+        if ((seq & 1) == 0)
+        {
+            batch.add().writeWithImmediate(seq, source, 8, regionA.lkey(),
+                regionB.address() + ringBase + sourceOffset(q, seq, perQueuePair), regionB.rkey(), immediate,
+                SendFlags.SIGNALED);
+        }
+        else
+        {
+            batch.add().send(seq, source, 8, regionA.lkey(), SendFlags.SIGNALED)
+                .opcode(WorkRequestOpcode.SEND_WITH_IMM).immediateData(immediate);
+        }
+        assertEquals(PostResult.OK, sender.postSend(batch));
+    }
+
+    /**
+     * Check one receive completion of stream {@code q}: successful, carrying the next immediate of that stream, its
+     * data in place (in the ring for a WRITE_WITH_IMM, in the receive buffer for a SEND_WITH_IMM).
+     *
+     * @return true for a WRITE_WITH_IMM.
+     */
+    private boolean checkImmediateInOrder(
+        final WorkCompletion wc, final int q, final int expectedSeq, final int perQueuePair, final long ringBase,
+        final int receiveSlot)
+    {
+        assertEquals(WorkCompletionStatus.SUCCESS, wc.status(), wc.toString());
+        assertTrue(wc.hasImmediate(), wc.toString());
+        assertEquals(q, wc.immediateData() >>> 16, "immediate of another QP's stream: " + wc);
+        final int seq = wc.immediateData() & 0xFFFF;
+        assertEquals(expectedSeq, seq, "QP " + q + " out of order: " + wc);
+        if (wc.opcode() == WorkCompletionOpcode.RECV_RDMA_WITH_IMM)
+        {
+            assertEquals(message(q, seq), memoryB.get(ValueLayout.JAVA_LONG_UNALIGNED,
+                ringBase + sourceOffset(q, seq, perQueuePair)), "WRITE_WITH_IMM data before its completion");
+            return true;
+        }
+        assertEquals(WorkCompletionOpcode.RECV, wc.opcode(), wc.toString());
+        assertEquals(8, wc.byteLength());
+        assertEquals(message(q, seq), memoryB.get(ValueLayout.JAVA_LONG_UNALIGNED, wc.wrId() * receiveSlot));
+        return false;
     }
 
     @Test

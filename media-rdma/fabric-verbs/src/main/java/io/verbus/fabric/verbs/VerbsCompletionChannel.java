@@ -105,10 +105,11 @@ final class VerbsCompletionChannel implements CompletionChannel
         {
             throw new FabricException("the verbs provider of " + device.name() + " has no req_notify_cq entry");
         }
+        final int solicited = solicitedOnly ? 1 : 0;
         final int rc;
         try
         {
-            rc = (int)device.ops.reqNotifyCq.invokeExact(verbs.nativeCq(), solicitedOnly ? 1 : 0);
+            rc = (int)device.ops.reqNotifyCq.invokeExact(verbs.nativeCq(), solicited);
         }
         catch (final Throwable ex)
         {

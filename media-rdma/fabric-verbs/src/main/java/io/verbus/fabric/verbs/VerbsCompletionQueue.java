@@ -49,9 +49,10 @@ final class VerbsCompletionQueue implements CompletionQueue
         try
         {
             final MemorySegment capture = LibIbverbs.newErrnoCapture(arena);
+            // A local, not a conditional in the call: as an argument of invokeExact a conditional is typed Object.
+            final MemorySegment channelPointer = null == channel ? MemorySegment.NULL : channel.nativeChannel();
             final MemorySegment cq = (MemorySegment)device.lib.createCq.invokeExact(
-                capture, device.context, depth, MemorySegment.NULL,
-                null == channel ? MemorySegment.NULL : channel.nativeChannel(), 0);
+                capture, device.context, depth, MemorySegment.NULL, channelPointer, 0);
             if (MemorySegment.NULL.equals(cq))
             {
                 throw new FabricException("ibv_create_cq(" + depth + ") on " + device.name() + " failed with " +
