@@ -93,6 +93,7 @@ run_java() {
         --disable-banner --details=tree --fail-if-no-tests --reports-dir="$SHARED/junit-reports" \
         --config='junit.jupiter.testclass.order.default=org.junit.jupiter.api.ClassOrderer$OrderAnnotation' \
         --select-class io.verbus.fabric.verbs.VerbsConformanceIT \
+        --select-class io.verbus.fabric.verbs.VerbsReceiveQueueAndChannelConformanceIT \
         --select-class io.verbus.fabric.verbs.VerbsProviderIT \
         --select-class io.verbus.tools.VerbsWriteLatencyIT
 }

@@ -20,12 +20,16 @@ int main(void)
 {
     SIZE(ibv_context_ops);
     OFF(ibv_context_ops, poll_cq);
+    OFF(ibv_context_ops, req_notify_cq);
+    OFF(ibv_context_ops, post_srq_recv);
     OFF(ibv_context_ops, post_send);
     OFF(ibv_context_ops, post_recv);
 
     SIZE(ibv_context);
     OFF(ibv_context, device);
     OFF(ibv_context, ops.poll_cq);
+    OFF(ibv_context, ops.req_notify_cq);
+    OFF(ibv_context, ops.post_srq_recv);
     OFF(ibv_context, ops.post_send);
     OFF(ibv_context, ops.post_recv);
     OFF(ibv_context, async_fd);
@@ -209,6 +213,17 @@ int main(void)
     OFF(ibv_wc, qp_num);
     OFF(ibv_wc, src_qp);
     OFF(ibv_wc, wc_flags);
+
+    SIZE(ibv_comp_channel);
+    OFF(ibv_comp_channel, context);
+    OFF(ibv_comp_channel, fd);
+    OFF(ibv_comp_channel, refcnt);
+
+    SIZE(ibv_srq_init_attr);
+    OFF(ibv_srq_init_attr, srq_context);
+    OFF(ibv_srq_init_attr, attr.max_wr);
+    OFF(ibv_srq_init_attr, attr.max_sge);
+    OFF(ibv_srq_init_attr, attr.srq_limit);
 
     SIZE(ibv_async_event);
     OFF(ibv_async_event, element);

@@ -21,7 +21,22 @@ public interface Device extends AutoCloseable
      * @param depth entries; at most {@link DeviceAttributes#maxCompletionQueueEntries()}.
      * @return a new completion queue.
      */
-    CompletionQueue createCompletionQueue(int depth);
+    default CompletionQueue createCompletionQueue(final int depth)
+    {
+        return createCompletionQueue(depth, null);
+    }
+
+    /**
+     * @param depth   entries; at most {@link DeviceAttributes#maxCompletionQueueEntries()}.
+     * @param channel where the CQ's events go once armed ({@link CompletionChannel#requestNotify}), or null.
+     * @return a new completion queue.
+     */
+    CompletionQueue createCompletionQueue(int depth, CompletionChannel channel);
+
+    /**
+     * @return a new completion channel, for CQs a thread blocks on instead of polling.
+     */
+    CompletionChannel createCompletionChannel();
 
     /**
      * Allocate page-aligned memory that every provider can register with any access right (hugepages

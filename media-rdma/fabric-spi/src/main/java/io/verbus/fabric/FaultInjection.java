@@ -1,7 +1,9 @@
 package io.verbus.fabric;
 
+import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Test-only faults for the soft providers (shm, tcp): what a real fabric may do that a well-behaved soft
@@ -25,6 +27,10 @@ public final class FaultInjection
     }
 
     private volatile WritePlacement writePlacement = WritePlacement.IN_ORDER;
+    private volatile double crossWriteFraction;
+    private volatile long crossWriteHoldNs;
+    private SplittableRandom crossWriteRandom = new SplittableRandom(0);
+    private final AtomicLong crossWriteReorders = new AtomicLong();
     private volatile long operationDelayNs;
     private volatile boolean killed;
     private final AtomicInteger connectionDrops = new AtomicInteger();
@@ -45,6 +51,79 @@ public final class FaultInjection
     public WritePlacement writePlacement()
     {
         return writePlacement;
+    }
+
+    /**
+     * Place WRITEs of one QP out of order <em>across</em> WRITEs, as a fabric with adaptive routing or relaxed
+     * ordering may: for the chosen fraction of plain WRITEs that have a next WRITE (or WRITE_WITH_IMM) of the same QP
+     * already at hand, the next one's bytes are placed first, then, {@code holdNs} later, this one's. Completions and
+     * immediate data stay in order: a WRITE_WITH_IMM's receive completion is produced only after every earlier WRITE of
+     * the QP is placed. So a reader that polls a counter written by the last plain WRITE can see the counter before the
+     * data; one that waits for the WRITE_WITH_IMM's completion cannot.
+     *
+     * @param fraction of plain WRITEs delayed, in [0, 1]; 0 turns the fault off.
+     * @param seed     of the choice, so a run can be repeated.
+     * @param holdNs   how long the delayed WRITE stays unplaced after the later one is visible.
+     * @return this.
+     */
+    public synchronized FaultInjection crossWritePlacement(final double fraction, final long seed, final long holdNs)
+    {
+        if (!(fraction >= 0 && fraction <= 1) || holdNs < 0)
+        {
+            throw new IllegalArgumentException("fraction must be in [0, 1] and holdNs >= 0: " + fraction + ", " + holdNs);
+        }
+        crossWriteRandom = new SplittableRandom(seed);
+        crossWriteHoldNs = holdNs;
+        crossWriteFraction = fraction;
+        return this;
+    }
+
+    /**
+     * @return the fraction of plain WRITEs placed after the next WRITE, 0 when off.
+     */
+    public double crossWriteFraction()
+    {
+        return crossWriteFraction;
+    }
+
+    /**
+     * @return how long a delayed WRITE stays unplaced after the later one, in nanoseconds.
+     */
+    public long crossWriteHoldNs()
+    {
+        return crossWriteHoldNs;
+    }
+
+    /**
+     * The provider asks, for a plain WRITE with a next WRITE at hand: delay this one?
+     *
+     * @return true if it must be placed after the next one (counted in {@link #crossWriteReorders()}).
+     */
+    public boolean delayThisWrite()
+    {
+        final double fraction = crossWriteFraction;
+        if (fraction <= 0)
+        {
+            return false;
+        }
+        final boolean delay;
+        synchronized (this)
+        {
+            delay = crossWriteRandom.nextDouble() < fraction;
+        }
+        if (delay)
+        {
+            crossWriteReorders.incrementAndGet();
+        }
+        return delay;
+    }
+
+    /**
+     * @return how many WRITEs were placed after a later one so far.
+     */
+    public long crossWriteReorders()
+    {
+        return crossWriteReorders.get();
     }
 
     /**

@@ -31,6 +31,15 @@ public interface ProtectionDomain extends AutoCloseable
     QueuePair createQueuePair(QueuePairConfig config);
 
     /**
+     * Create a shared receive queue that QPs of this PD may take their receives from.
+     *
+     * @param depth RECVs the pool holds; at most {@link DeviceAttributes#maxQueuePairWorkRequests()}.
+     * @return the SRQ.
+     * @throws IllegalArgumentException if the depth is out of range.
+     */
+    SharedReceiveQueue createSharedReceiveQueue(int depth);
+
+    /**
      * @return the device this PD belongs to.
      */
     Device device();

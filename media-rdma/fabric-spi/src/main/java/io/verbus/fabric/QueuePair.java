@@ -91,7 +91,8 @@ public interface QueuePair extends AutoCloseable
      * @param address absolute start of the buffer, inside a region with LOCAL_WRITE.
      * @param length  buffer length in bytes.
      * @param lkey    the region's lkey.
-     * @return {@link PostResult#OK} or a negative reason.
+     * @return {@link PostResult#OK} or a negative reason ({@link PostResult#INVALID_REQUEST} on a QP that uses a
+     * {@link SharedReceiveQueue}).
      */
     int postReceive(long wrId, long address, int length, int lkey);
 
@@ -128,6 +129,14 @@ public interface QueuePair extends AutoCloseable
      * @return inline capacity granted; INLINE WRs longer than this are refused with INLINE_TOO_LONG.
      */
     int maxInlineData();
+
+    /**
+     * @return the shared receive queue this QP takes its receives from, or null if it has its own.
+     */
+    default SharedReceiveQueue sharedReceiveQueue()
+    {
+        return null;
+    }
 
     /**
      * @return the CQ of the send queue.

@@ -24,6 +24,7 @@ public final class QueuePairConfig
 
     private CompletionQueue sendCompletionQueue;
     private CompletionQueue receiveCompletionQueue;
+    private SharedReceiveQueue sharedReceiveQueue;
     private int maxSendWorkRequests = DEFAULT_QUEUE_DEPTH;
     private int maxReceiveWorkRequests = DEFAULT_QUEUE_DEPTH;
     private int maxInlineData = DEFAULT_MAX_INLINE_DATA;
@@ -59,6 +60,17 @@ public final class QueuePairConfig
     public QueuePairConfig completionQueue(final CompletionQueue cq)
     {
         return sendCompletionQueue(cq).receiveCompletionQueue(cq);
+    }
+
+    /**
+     * @param srq the shared receive queue the QP takes its receives from (of the same PD), or null for its own
+     *            receive queue; {@link #maxReceiveWorkRequests} then bounds only what the provider keeps per QP.
+     * @return this.
+     */
+    public QueuePairConfig sharedReceiveQueue(final SharedReceiveQueue srq)
+    {
+        this.sharedReceiveQueue = srq;
+        return this;
     }
 
     /**
@@ -140,6 +152,11 @@ public final class QueuePairConfig
     public CompletionQueue receiveCompletionQueue()
     {
         return receiveCompletionQueue;
+    }
+
+    public SharedReceiveQueue sharedReceiveQueue()
+    {
+        return sharedReceiveQueue;
     }
 
     public int maxSendWorkRequests()

@@ -15,6 +15,7 @@ import io.verbus.fabric.soft.SoftMemoryRegion;
 import io.verbus.fabric.soft.SoftProtectionDomain;
 import io.verbus.fabric.soft.SoftQueuePair;
 import io.verbus.fabric.soft.SoftRegionTable;
+import io.verbus.fabric.soft.SoftSharedReceiveQueue;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -45,6 +46,7 @@ public final class ShmDevice extends SoftDevice
 {
     /** Largest SEND payload: the size of a receive slot in the responder's QP file. */
     public static final int SEND_SLOT_CAPACITY = 64 * 1024;
+    private final AtomicInteger sharedReceiveQueueNumbers = new AtomicInteger();
     /** Inline capacity offered. */
     public static final int MAX_INLINE_DATA = 256;
 
@@ -298,6 +300,44 @@ public final class ShmDevice extends SoftDevice
     protected SoftQueuePair newQueuePair(final SoftProtectionDomain pd, final QueuePairConfig config, final int qpn)
     {
         return new ShmQueuePair(this, pd, config, qpn);
+    }
+
+    /**
+     * The SRQ's claim header is a file {@code srq-<n>} in the device directory: an initiating peer process claims
+     * this side's receives in it (a compare-and-set on the mapped file) before it deposits a SEND or WRITE_WITH_IMM.
+     */
+    @Override
+    protected SoftSharedReceiveQueue newSharedReceiveQueue(final SoftProtectionDomain pd, final int depth)
+    {
+        final int number = sharedReceiveQueueNumbers.incrementAndGet();
+        final Path path = directory().resolve(SRQ_FILE_PREFIX + number);
+        final Arena srqArena = Arena.ofShared();
+        final MemorySegment header;
+        try
+        {
+            header = ShmFiles.createAndMap(path, ShmFiles.roundUp(SoftSharedReceiveQueue.headerLength(depth), 4096),
+                srqArena, true);
+        }
+        catch (final RuntimeException ex)
+        {
+            srqArena.close();
+            throw ex;
+        }
+        final SoftSharedReceiveQueue[] holder = new SoftSharedReceiveQueue[1];
+        holder[0] = new ShmSharedReceiveQueue(pd, depth, header, number, () ->
+        {
+            onSharedReceiveQueueClosed(holder[0]);
+            srqArena.close();
+            try
+            {
+                java.nio.file.Files.deleteIfExists(path);
+            }
+            catch (final java.io.IOException ignore)
+            {
+                // best effort: the device directory goes with the device
+            }
+        });
+        return holder[0];
     }
 
     synchronized ShmPeer acquirePeer(final byte[] peerGid)

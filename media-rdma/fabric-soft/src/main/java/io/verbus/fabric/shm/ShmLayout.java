@@ -47,6 +47,10 @@ final class ShmLayout
     static final int QP_PD_OFFSET = 4;
     static final int QP_RQ_DEPTH_OFFSET = 8;
     static final int QP_SLOT_CAPACITY_OFFSET = 12;
+    /** The n of the SRQ file {@code srq-<n>} the QP takes its receives from, 0 for its own receive queue. */
+    static final int QP_SRQ_OFFSET = 16;
+    /** Deposits the QP has consumed (release): with an SRQ, the initiator's bound on the deposit slots it reuses. */
+    static final int QP_CONSUMED_OFFSET = 3 * CACHE_LINE;
     static final int QP_RECV_POSTED_OFFSET = CACHE_LINE;
     static final int QP_DEPOSITED_OFFSET = 2 * CACHE_LINE;
     static final int QP_RECV_LENGTHS_OFFSET = 4 * CACHE_LINE;
@@ -58,9 +62,17 @@ final class ShmLayout
     static final int SLOT_LENGTH_OFFSET = 8;
     static final int SLOT_IMMEDIATE_OFFSET = 12;
     static final int SLOT_HAS_IMMEDIATE_OFFSET = 16;
+    static final int SLOT_SOLICITED_OFFSET = 20;
+    /** With an SRQ: the descriptor of the SRQ receive the initiator claimed for this deposit. */
+    static final int SLOT_SRQ_INDEX_OFFSET = 24;
     static final int SLOT_HEADER_LENGTH = CACHE_LINE;
     static final int SLOT_STATUS_OK = 0;
     static final int SLOT_STATUS_LENGTH_ERROR = 1;
+    /** The claimed SRQ receive is given back as WR_FLUSH_ERR: the WR that claimed it failed at the responder. */
+    static final int SLOT_STATUS_FLUSH = 2;
+
+    // srq-<n>: the claim header of an SRQ (SoftSharedReceiveQueue's layout).
+    static final String SRQ_FILE_PREFIX = "srq-";
 
     private ShmLayout()
     {

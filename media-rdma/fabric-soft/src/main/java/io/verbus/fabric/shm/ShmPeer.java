@@ -2,6 +2,7 @@ package io.verbus.fabric.shm;
 
 import io.verbus.fabric.FabricException;
 import io.verbus.fabric.soft.SoftRegionTable;
+import io.verbus.fabric.soft.SoftSharedReceiveQueue;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -252,6 +253,28 @@ final class ShmPeer implements AutoCloseable
             throw new IllegalArgumentException("shm device at " + directory + " has no QP " + qpNumber);
         }
         return new ShmRemoteQueuePair(confinement.mapPeerFile(file, arena, QP_RECV_LENGTHS_OFFSET), file);
+    }
+
+    /**
+     * Map the claim header of the peer's SRQ {@code srq-<number>}, checked against the depth it announces.
+     */
+    MemorySegment openSharedReceiveQueue(final int number)
+    {
+        final Path file = directory.resolve(SRQ_FILE_PREFIX + number);
+        if (!Files.exists(file, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+        {
+            throw new IllegalArgumentException("shm device at " + directory + " has no SRQ " + number);
+        }
+        final MemorySegment header =
+            confinement.mapPeerFile(file, arena, SoftSharedReceiveQueue.RING_OFFSET);
+        final int depth = header.get(ValueLayout.JAVA_INT, SoftSharedReceiveQueue.DEPTH_OFFSET);
+        if (depth < 1 || depth > ShmRemoteQueuePair.MAX_RQ_DEPTH ||
+            header.byteSize() < SoftSharedReceiveQueue.headerLength(depth))
+        {
+            throw new IllegalArgumentException("shm peer SRQ file " + file + " announces " + depth +
+                " receives, which its " + header.byteSize() + " bytes cannot hold");
+        }
+        return header;
     }
 
     @Override

@@ -4,6 +4,7 @@ import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.QueuePairConfig;
 import io.verbus.fabric.QueuePairConnectionInfo;
 import io.verbus.fabric.QueuePairState;
+import io.verbus.fabric.SendFlags;
 import io.verbus.fabric.WorkCompletionOpcode;
 import io.verbus.fabric.WorkCompletionStatus;
 import io.verbus.fabric.WorkRequestOpcode;
@@ -12,6 +13,7 @@ import io.verbus.fabric.soft.SoftMemoryPlacement;
 import io.verbus.fabric.soft.SoftMemoryRegion;
 import io.verbus.fabric.soft.SoftProtectionDomain;
 import io.verbus.fabric.soft.SoftQueuePair;
+import io.verbus.fabric.soft.SoftSharedReceiveQueue;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -45,6 +47,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final long NOT_BLOCKED = Long.MIN_VALUE;
+    private static final long NO_SRQ_INDEX = -1;
     private static final ValueLayout.OfLong LONG_UNALIGNED = ValueLayout.JAVA_LONG_UNALIGNED;
 
     private final ShmDevice shmDevice;
@@ -63,6 +66,9 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private long rqNext;
     private long deposited;
     private long blockedSinceNs = NOT_BLOCKED;
+    private long targetOffset;
+    private MemorySegment remoteSrq;
+    private int remoteSrqDepth;
     private boolean completionPending;
     private WorkCompletionStatus pendingStatus;
 
@@ -80,6 +86,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         file.set(ValueLayout.JAVA_INT, QP_PD_OFFSET, protectionDomainId);
         file.set(ValueLayout.JAVA_INT, QP_RQ_DEPTH_OFFSET, rqDepth);
         file.set(ValueLayout.JAVA_INT, QP_SLOT_CAPACITY_OFFSET, slotCapacity);
+        file.set(ValueLayout.JAVA_INT, QP_SRQ_OFFSET, null == srq ? 0 : ((ShmSharedReceiveQueue)srq).number());
         INT.setRelease(file, (long)QP_STATE_OFFSET, QueuePairState.RESET.code());
         sendCq.addProgress(this);
         if (receiveCq != sendCq)
@@ -126,6 +133,12 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         try
         {
             remoteQp = newPeer.openQueuePair(remote.qpNumber());
+            final int srqNumber = remoteQp.sharedReceiveQueueNumber();
+            if (srqNumber != 0)
+            {
+                remoteSrq = newPeer.openSharedReceiveQueue(srqNumber);
+                remoteSrqDepth = remoteSrq.get(ValueLayout.JAVA_INT, SoftSharedReceiveQueue.DEPTH_OFFSET);
+            }
         }
         catch (final RuntimeException ex)
         {
@@ -297,28 +310,29 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private WorkCompletionStatus executeOutbound(
         final WorkRequestOpcode opcode, final int slot, final int length, final long nowNs)
     {
-        final MemorySegment source;
-        final long sourceOffset;
-        if (isInline(slot) || length == 0)
+        final MemorySegment source = source(slot);
+        if (null == source)
         {
-            source = sqInline;
-            sourceOffset = (long)slot * maxInlineData;
+            return WorkCompletionStatus.LOC_PROT_ERR;
         }
-        else
-        {
-            final SoftMemoryRegion region = localRegion(slot, 0);
-            if (null == region)
-            {
-                return WorkCompletionStatus.LOC_PROT_ERR;
-            }
-            source = region.segment();
-            sourceOffset = region.offsetOf(sqLocalAddress[slot]);
-        }
+        final long sourceOffset = sourceOffset(slot);
 
-        if (opcode.consumesReceive() && remoteQp.receivesPosted() <= deposited)
+        long srqIndex = NO_SRQ_INDEX;
+        if (opcode.consumesReceive())
         {
-            final boolean forever = rnrRetryCount == QueuePairConfig.RNR_RETRY_INFINITE;
-            return waitOrFail(nowNs, rnrTimeoutNs * rnrRetryCount, forever, WorkCompletionStatus.RNR_RETRY_EXC_ERR);
+            if (null != remoteSrq)
+            {
+                if (deposited - remoteQp.depositsConsumed() >= remoteQp.depositSlots())
+                {
+                    return null; // the responder has not taken its earlier deposits yet
+                }
+                srqIndex = SoftSharedReceiveQueue.claim(remoteSrq);
+            }
+            if (null != remoteSrq ? srqIndex < 0 : remoteQp.receivesPosted() <= deposited)
+            {
+                final boolean forever = rnrRetryCount == QueuePairConfig.RNR_RETRY_INFINITE;
+                return waitOrFail(nowNs, rnrTimeoutNs * rnrRetryCount, forever, WorkCompletionStatus.RNR_RETRY_EXC_ERR);
+            }
         }
         blockedSinceNs = NOT_BLOCKED;
 
@@ -326,39 +340,124 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         {
             if (length > 0)
             {
-                final int rkey = sqRkey[slot];
-                final long fileOffset = peer.resolve(
-                    rkey, sqRemoteAddress[slot], length, AccessFlags.REMOTE_WRITE, remoteQp.protectionDomainId());
-                final MemorySegment target = fileOffset < 0 ? null : peer.target(rkey, fileOffset, length);
-                if (null == target || !place(source, sourceOffset, target, fileOffset, length))
+                if (opcode == WorkRequestOpcode.RDMA_WRITE)
+                {
+                    placeNextWriteFirstIfFaulted();
+                }
+                final MemorySegment target = remoteTarget(slot, length);
+                if (null == target || !place(source, sourceOffset, target, targetOffset, length))
                 {
                     remoteQp.markError();
+                    if (srqIndex >= 0)
+                    {
+                        remoteQp.deposit(deposited++, null, 0, 0, SLOT_STATUS_FLUSH,
+                            WorkCompletionOpcode.RECV_RDMA_WITH_IMM.code(), 0, 0, false, srqIndex, false);
+                    }
                     return WorkCompletionStatus.REM_ACCESS_ERR;
                 }
             }
             if (opcode == WorkRequestOpcode.RDMA_WRITE_WITH_IMM)
             {
                 remoteQp.deposit(deposited++, null, 0, 0, SLOT_STATUS_OK,
-                    WorkCompletionOpcode.RECV_RDMA_WITH_IMM.code(), length, sqImmediate[slot], true);
+                    WorkCompletionOpcode.RECV_RDMA_WITH_IMM.code(), length, sqImmediate[slot], true, srqIndex,
+                    isSolicited(slot));
             }
             return WorkCompletionStatus.SUCCESS;
         }
 
-        if (length > remoteQp.receiveLength(deposited))
+        final int receiveLength = srqIndex >= 0 ?
+            SoftSharedReceiveQueue.postedLength(remoteSrq, remoteSrqDepth, srqIndex) :
+            remoteQp.receiveLength(deposited);
+        if (length > receiveLength)
         {
             remoteQp.deposit(deposited++, null, 0, 0, SLOT_STATUS_LENGTH_ERROR,
-                WorkCompletionOpcode.RECV.code(), length, 0, false);
+                WorkCompletionOpcode.RECV.code(), length, 0, false, srqIndex, false);
             remoteQp.markError();
             return WorkCompletionStatus.REM_INV_REQ_ERR;
         }
         if (length > remoteQp.slotCapacity())
         {
+            if (srqIndex >= 0)
+            {
+                remoteQp.deposit(deposited++, null, 0, 0, SLOT_STATUS_FLUSH,
+                    WorkCompletionOpcode.RECV.code(), 0, 0, false, srqIndex, false);
+            }
             return WorkCompletionStatus.LOC_LEN_ERR;
         }
         VarHandle.releaseFence();
         remoteQp.deposit(deposited++, source, sourceOffset, length, SLOT_STATUS_OK, WorkCompletionOpcode.RECV.code(),
-            length, sqImmediate[slot], opcode == WorkRequestOpcode.SEND_WITH_IMM);
+            length, sqImmediate[slot], opcode == WorkRequestOpcode.SEND_WITH_IMM, srqIndex, isSolicited(slot));
         return WorkCompletionStatus.SUCCESS;
+    }
+
+    private boolean isSolicited(final int slot)
+    {
+        return (sqFlags[slot] & SendFlags.SOLICITED) != 0;
+    }
+
+    /**
+     * @return the bytes a SEND or WRITE in {@code slot} sends from (its inline copy or its local region), or null
+     * for a local protection error.
+     */
+    private MemorySegment source(final int slot)
+    {
+        if (isInline(slot) || sqLength[slot] == 0)
+        {
+            return sqInline;
+        }
+        final SoftMemoryRegion region = localRegion(slot, 0);
+        return null == region ? null : region.segment();
+    }
+
+    private long sourceOffset(final int slot)
+    {
+        if (isInline(slot) || sqLength[slot] == 0)
+        {
+            return (long)slot * maxInlineData;
+        }
+        return localRegions.lookup(sqLkey[slot]).offsetOf(sqLocalAddress[slot]);
+    }
+
+    /**
+     * Resolve the responder's region a WRITE in {@code slot} targets; sets {@link #targetOffset}.
+     *
+     * @return the mapped file, or null on a remote access error.
+     */
+    private MemorySegment remoteTarget(final int slot, final int length)
+    {
+        final int rkey = sqRkey[slot];
+        final long fileOffset = peer.resolve(
+            rkey, sqRemoteAddress[slot], length, AccessFlags.REMOTE_WRITE, remoteQp.protectionDomainId());
+        targetOffset = fileOffset;
+        return fileOffset < 0 ? null : peer.target(rkey, fileOffset, length);
+    }
+
+    /**
+     * The cross-WRITE placement fault: when it picks the plain WRITE now executing and the next WR of the queue is
+     * already posted and also a WRITE, place the next one's bytes first and hold. The next WR still executes
+     * normally afterwards (placing the same bytes again and, for WRITE_WITH_IMM, depositing its immediate after this
+     * WRITE's bytes), so completions and immediates stay in order. A next WR that fails its checks is left alone.
+     */
+    private void placeNextWriteFirstIfFaulted()
+    {
+        if (faults.crossWriteFraction() <= 0 || sqNext + 1 >= sendTail())
+        {
+            return;
+        }
+        final int next = (int)((sqNext + 1) % sqDepth);
+        final WorkRequestOpcode nextOpcode = WR_OPCODES[sqOpcode[next]];
+        final int nextLength = sqLength[next];
+        if ((nextOpcode != WorkRequestOpcode.RDMA_WRITE && nextOpcode != WorkRequestOpcode.RDMA_WRITE_WITH_IMM) ||
+            nextLength <= 0 || !faults.delayThisWrite())
+        {
+            return;
+        }
+        final MemorySegment source = source(next);
+        final MemorySegment target = null == source ? null : remoteTarget(next, nextLength);
+        if (null != target && place(source, sourceOffset(next), target, targetOffset, nextLength))
+        {
+            SoftMemoryPlacement.hold(faults.crossWriteHoldNs());
+        }
     }
 
     private WorkCompletionStatus executeRead(final int slot, final int length)
@@ -494,6 +593,19 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                 final int byteLength = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_LENGTH_OFFSET);
                 final int immediate = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_IMMEDIATE_OFFSET);
                 final boolean hasImmediate = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_HAS_IMMEDIATE_OFFSET) != 0;
+                final boolean solicited = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_SOLICITED_OFFSET) != 0;
+                if (null != srq)
+                {
+                    if (!consumeSharedReceive(slotOffset, slotStatus, opcode, byteLength, immediate, hasImmediate,
+                        solicited))
+                    {
+                        return work;
+                    }
+                    rqNext++;
+                    LONG.setRelease(file, (long)QP_CONSUMED_OFFSET, rqNext);
+                    work++;
+                    continue;
+                }
                 WorkCompletionStatus status = WorkCompletionStatus.SUCCESS;
                 if (slotStatus == SLOT_STATUS_LENGTH_ERROR)
                 {
@@ -513,7 +625,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                             region.segment(), region.offsetOf(rqAddress[slot]), byteLength);
                     }
                 }
-                if (!completeReceive(rqNext, status, opcode, byteLength, immediate, hasImmediate))
+                if (!completeReceive(rqNext, status, opcode, byteLength, immediate, hasImmediate, solicited))
                 {
                     return work;
                 }
@@ -540,6 +652,45 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         {
             receiveBusy.set(false);
         }
+    }
+
+    /**
+     * Take one deposit into the SRQ receive its initiator claimed for it (the index is in the slot).
+     *
+     * @return false if the receive CQ is full (retry the same deposit later).
+     */
+    private boolean consumeSharedReceive(
+        final long slotOffset, final int slotStatus, final WorkCompletionOpcode opcode, final int byteLength,
+        final int immediate, final boolean hasImmediate, final boolean solicited)
+    {
+        final long srqIndex = file.get(ValueLayout.JAVA_LONG, slotOffset + SLOT_SRQ_INDEX_OFFSET);
+        if (srqIndex < 0 || srqIndex >= srq.depth())
+        {
+            enterError(); // the initiator named no receive of this SRQ: a broken peer, the connection is lost
+            return true;
+        }
+        WorkCompletionStatus status = WorkCompletionStatus.SUCCESS;
+        if (slotStatus == SLOT_STATUS_LENGTH_ERROR)
+        {
+            status = WorkCompletionStatus.LOC_LEN_ERR;
+        }
+        else if (slotStatus == SLOT_STATUS_FLUSH)
+        {
+            status = WorkCompletionStatus.WR_FLUSH_ERR;
+        }
+        else if (opcode == WorkCompletionOpcode.RECV)
+        {
+            status = placeSharedReceive(srqIndex, file, slotOffset + SLOT_HEADER_LENGTH, byteLength);
+        }
+        if (!completeSharedReceive(srqIndex, status, opcode, byteLength, immediate, hasImmediate, solicited))
+        {
+            return false;
+        }
+        if (status != WorkCompletionStatus.SUCCESS)
+        {
+            enterError();
+        }
+        return true;
     }
 
     @Override

@@ -83,6 +83,27 @@ final class ShmRemoteQueuePair
         return slotCapacity;
     }
 
+    /**
+     * @return the n of the peer QP's SRQ file {@code srq-<n>}, or 0 if it has its own receive queue.
+     */
+    int sharedReceiveQueueNumber()
+    {
+        return file.get(ValueLayout.JAVA_INT, QP_SRQ_OFFSET);
+    }
+
+    /**
+     * @return deposits the peer QP has consumed (kept only by a QP with an SRQ).
+     */
+    long depositsConsumed()
+    {
+        return (long)LONG.getAcquire(file, (long)QP_CONSUMED_OFFSET);
+    }
+
+    int depositSlots()
+    {
+        return rqDepth;
+    }
+
     long receivesPosted()
     {
         return (long)LONG.getAcquire(file, (long)QP_RECV_POSTED_OFFSET);
@@ -105,7 +126,9 @@ final class ShmRemoteQueuePair
         final int opcode,
         final int byteLength,
         final int immediate,
-        final boolean hasImmediate)
+        final boolean hasImmediate,
+        final long srqIndex,
+        final boolean solicited)
     {
         final long slot = headerLength + (index % rqDepth) * slotLength;
         if (null != source && payloadLength > 0)
@@ -117,6 +140,8 @@ final class ShmRemoteQueuePair
         file.set(ValueLayout.JAVA_INT, slot + SLOT_LENGTH_OFFSET, byteLength);
         file.set(ValueLayout.JAVA_INT, slot + SLOT_IMMEDIATE_OFFSET, immediate);
         file.set(ValueLayout.JAVA_INT, slot + SLOT_HAS_IMMEDIATE_OFFSET, hasImmediate ? 1 : 0);
+        file.set(ValueLayout.JAVA_INT, slot + SLOT_SOLICITED_OFFSET, solicited ? 1 : 0);
+        file.set(ValueLayout.JAVA_LONG, slot + SLOT_SRQ_INDEX_OFFSET, srqIndex);
         LONG.setRelease(file, (long)QP_DEPOSITED_OFFSET, index + 1);
     }
 }

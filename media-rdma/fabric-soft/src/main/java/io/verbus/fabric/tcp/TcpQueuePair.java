@@ -176,6 +176,8 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
 
     // Responder.
     long rqConsumed;
+    /** With an SRQ: the RECV claimed for the SEND / WRITE_WITH_IMM at the head of the requests, or -1. */
+    private long claimedSrqIndex = -1;
     /** Requests applied: the sequence of the next one expected. */
     private long requestsApplied;
     /** Requests acknowledged: every one before this has been answered, singly or cumulatively. */
@@ -944,7 +946,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         if (frameLength - available < DIRECT_PLACEMENT_MIN_BYTES ||
             available < TcpWire.REQUEST_HEADER_LENGTH ||
             in.get(frame + TcpWire.REQUEST_OPCODE_OFFSET) != WorkRequestOpcode.RDMA_WRITE.ordinal() ||
-            faults.writePlacement() != FaultInjection.WritePlacement.IN_ORDER ||
+            faults.writePlacement() != FaultInjection.WritePlacement.IN_ORDER || faults.crossWriteFraction() > 0 ||
             faults.operationDelayNs() > 0)
         {
             return false;
@@ -1042,7 +1044,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         }
         final long payload = frame + headerLength;
 
-        if (opcode.consumesReceive() && receiveTail() <= rqConsumed)
+        if (opcode.consumesReceive() && !receiveAvailable())
         {
             if (connection.lastRnrNakNs == NONE || nowNs - connection.lastRnrNakNs >= RNR_NAK_INTERVAL_NS)
             {
@@ -1080,51 +1082,37 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                     }
                     else
                     {
+                        if (opcode == WorkRequestOpcode.RDMA_WRITE && faults.crossWriteFraction() > 0)
+                        {
+                            placeNextWriteFirstIfFaulted(connection, in, frame + frameLength);
+                        }
                         SoftMemoryPlacement.place(connection.readSegment(), payload, region.segment(),
                             region.offsetOf(remoteAddress), length, faults.writePlacement());
                     }
                 }
-                if (status == WorkCompletionStatus.SUCCESS && opcode == WorkRequestOpcode.RDMA_WRITE_WITH_IMM)
+                if (opcode == WorkRequestOpcode.RDMA_WRITE_WITH_IMM &&
+                    !consumeReceive(status == WorkCompletionStatus.SUCCESS ? status : WorkCompletionStatus.WR_FLUSH_ERR,
+                        WorkCompletionOpcode.RECV_RDMA_WITH_IMM, length, immediate, true, flags))
                 {
-                    if (!completeReceive(rqConsumed, WorkCompletionStatus.SUCCESS,
-                        WorkCompletionOpcode.RECV_RDMA_WITH_IMM, length, immediate, true))
-                    {
-                        return HOLD;
-                    }
-                    rqConsumed++;
+                    return HOLD;
                 }
             }
             case SEND, SEND_WITH_IMM ->
             {
-                final int slot = (int)(rqConsumed % rqDepth);
-                WorkCompletionStatus receiveStatus = WorkCompletionStatus.SUCCESS;
-                if (length > rqLength[slot])
+                final WorkCompletionStatus receiveStatus = placeReceive(connection, payload, length);
+                if (receiveStatus == WorkCompletionStatus.LOC_LEN_ERR)
                 {
-                    receiveStatus = WorkCompletionStatus.LOC_LEN_ERR;
                     status = WorkCompletionStatus.REM_INV_REQ_ERR;
                 }
-                else if (length > 0)
+                else if (receiveStatus != WorkCompletionStatus.SUCCESS)
                 {
-                    final SoftMemoryRegion region = localRegions.lookup(rqLkey[slot]);
-                    if (null == region ||
-                        !region.permits(protectionDomainId, rqAddress[slot], length, AccessFlags.LOCAL_WRITE))
-                    {
-                        receiveStatus = WorkCompletionStatus.LOC_PROT_ERR;
-                        status = WorkCompletionStatus.REM_OP_ERR;
-                    }
-                    else
-                    {
-                        VarHandle.releaseFence();
-                        MemorySegment.copy(connection.readSegment(), payload, region.segment(),
-                            region.offsetOf(rqAddress[slot]), length);
-                    }
+                    status = WorkCompletionStatus.REM_OP_ERR;
                 }
-                if (!completeReceive(rqConsumed, receiveStatus, WorkCompletionOpcode.RECV, length, immediate,
-                    opcode == WorkRequestOpcode.SEND_WITH_IMM))
+                if (!consumeReceive(receiveStatus, WorkCompletionOpcode.RECV, length, immediate,
+                    opcode == WorkRequestOpcode.SEND_WITH_IMM, flags))
                 {
                     return HOLD;
                 }
-                rqConsumed++;
             }
             case RDMA_READ ->
             {
@@ -1192,6 +1180,119 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             enterError();
         }
         return CONSUMED;
+    }
+
+    /**
+     * @return true if a RECV is there for the SEND or WRITE_WITH_IMM at the head: the QP's own, or one of its SRQ,
+     * claimed now and kept for that request until it is consumed.
+     */
+    private boolean receiveAvailable()
+    {
+        if (null == srq)
+        {
+            return receiveTail() > rqConsumed;
+        }
+        if (claimedSrqIndex < 0)
+        {
+            claimedSrqIndex = srq.claim();
+        }
+        return claimedSrqIndex >= 0;
+    }
+
+    /**
+     * Copy a SEND's payload into the RECV it consumes, after the local checks.
+     *
+     * @return SUCCESS, LOC_LEN_ERR or LOC_PROT_ERR.
+     */
+    private WorkCompletionStatus placeReceive(final TcpConnection connection, final long payload, final int length)
+    {
+        if (null != srq)
+        {
+            return placeSharedReceive(claimedSrqIndex, connection.readSegment(), payload, length);
+        }
+        final int slot = (int)(rqConsumed % rqDepth);
+        if (length > rqLength[slot])
+        {
+            return WorkCompletionStatus.LOC_LEN_ERR;
+        }
+        if (length > 0)
+        {
+            final SoftMemoryRegion region = localRegions.lookup(rqLkey[slot]);
+            if (null == region ||
+                !region.permits(protectionDomainId, rqAddress[slot], length, AccessFlags.LOCAL_WRITE))
+            {
+                return WorkCompletionStatus.LOC_PROT_ERR;
+            }
+            VarHandle.releaseFence();
+            MemorySegment.copy(connection.readSegment(), payload, region.segment(),
+                region.offsetOf(rqAddress[slot]), length);
+        }
+        return WorkCompletionStatus.SUCCESS;
+    }
+
+    /**
+     * Report the RECV the request at the head consumed (see {@link #receiveAvailable()}).
+     *
+     * @return false if the receive CQ is full: hold the request and retry.
+     */
+    private boolean consumeReceive(
+        final WorkCompletionStatus status, final WorkCompletionOpcode opcode, final int length, final int immediate,
+        final boolean hasImmediate, final int flags)
+    {
+        final boolean solicited = (flags & SendFlags.SOLICITED) != 0;
+        if (null != srq)
+        {
+            if (!completeSharedReceive(claimedSrqIndex, status, opcode, length, immediate, hasImmediate, solicited))
+            {
+                return false;
+            }
+            claimedSrqIndex = -1;
+            return true;
+        }
+        if (status == WorkCompletionStatus.WR_FLUSH_ERR)
+        {
+            return true; // a failed WRITE_WITH_IMM consumes no RECV of the QP's own queue
+        }
+        if (!completeReceive(rqConsumed, status, opcode, length, immediate, hasImmediate, solicited))
+        {
+            return false;
+        }
+        rqConsumed++;
+        return true;
+    }
+
+    /**
+     * The cross-WRITE placement fault on the responder: when it picks the plain WRITE being applied and the next
+     * request, already whole in the read buffer at {@code next}, is a WRITE or WRITE_WITH_IMM that passes its checks,
+     * place the next one's bytes first and hold. The next request is still applied normally afterwards, so its
+     * immediate (and every completion) stays in order.
+     */
+    private void placeNextWriteFirstIfFaulted(final TcpConnection connection, final ByteBuffer in, final int next)
+    {
+        if (in.limit() - next < TcpWire.REQUEST_HEADER_LENGTH || in.get(next + TcpWire.FRAME_TYPE_OFFSET) !=
+            TcpWire.TYPE_REQUEST)
+        {
+            return;
+        }
+        final int frameLength = in.getInt(next + TcpWire.FRAME_LENGTH_OFFSET);
+        final int opcode = in.get(next + TcpWire.REQUEST_OPCODE_OFFSET);
+        final int length = in.getInt(next + TcpWire.REQUEST_LENGTH_OFFSET);
+        if (in.limit() - next < frameLength || length <= 0 || frameLength != TcpWire.REQUEST_HEADER_LENGTH + length ||
+            (opcode != WorkRequestOpcode.RDMA_WRITE.ordinal() &&
+            opcode != WorkRequestOpcode.RDMA_WRITE_WITH_IMM.ordinal()))
+        {
+            return;
+        }
+        final long remoteAddress = in.getLong(next + TcpWire.REQUEST_REMOTE_ADDRESS_OFFSET);
+        final SoftMemoryRegion region = localRegions.lookup(in.getInt(next + TcpWire.REQUEST_RKEY_OFFSET));
+        if (null == region || !region.permits(protectionDomainId, remoteAddress, length, AccessFlags.REMOTE_WRITE) ||
+            !faults.delayThisWrite())
+        {
+            return;
+        }
+        SoftMemoryPlacement.place(connection.readSegment(), next + TcpWire.REQUEST_HEADER_LENGTH, region.segment(),
+            region.offsetOf(remoteAddress), length, faults.writePlacement());
+        SoftMemoryPlacement.hold(faults.crossWriteHoldNs());
     }
 
     private void onRequestApplied(final long sequence, final int flags, final long nowNs)
@@ -1513,6 +1614,12 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             work++;
         }
         sqTransmitted = Math.max(sqTransmitted, sqCompleted);
+        if (claimedSrqIndex >= 0 && completeSharedReceive(claimedSrqIndex, WorkCompletionStatus.WR_FLUSH_ERR,
+            WorkCompletionOpcode.RECV, 0, 0, false, false))
+        {
+            claimedSrqIndex = -1;
+            work++;
+        }
         final long receiveTail = receiveTail();
         while (rqConsumed < receiveTail &&
             completeReceive(rqConsumed, WorkCompletionStatus.WR_FLUSH_ERR, WorkCompletionOpcode.RECV, 0, 0, false))

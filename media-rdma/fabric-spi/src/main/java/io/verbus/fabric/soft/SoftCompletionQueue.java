@@ -46,6 +46,23 @@ public final class SoftCompletionQueue implements CompletionQueue
     }
 
     private static final VarHandle SEQUENCES = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final VarHandle ARMED;
+    private static final int DISARMED = 0;
+    private static final int ARMED_NEXT = 1;
+    private static final int ARMED_SOLICITED = 2;
+
+    static
+    {
+        try
+        {
+            ARMED = MethodHandles.lookup().findVarHandle(SoftCompletionQueue.class, "armed", int.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
     private static final WorkCompletionStatus[] STATUSES = WorkCompletionStatus.values();
     private static final WorkCompletionOpcode[] OPCODES = WorkCompletionOpcode.values();
     private static final Progress[] NO_PROGRESS = new Progress[0];
@@ -67,6 +84,11 @@ public final class SoftCompletionQueue implements CompletionQueue
     private final AtomicLong tail = new AtomicLong();
     private final AtomicLong headForProducers = new AtomicLong();
     private final Runnable onClose;
+    private final SoftCompletionChannel channel;
+    private final AtomicLong eventsQueued = new AtomicLong();
+    private long eventsTaken;
+    private long eventsAcknowledged;
+    @SuppressWarnings("unused") private volatile int armed;
     private long head;
     private volatile Progress[] progressSources = NO_PROGRESS;
     private volatile boolean closed;
@@ -76,6 +98,16 @@ public final class SoftCompletionQueue implements CompletionQueue
      * @param onClose run when closed (e.g. remove from the device), may be null.
      */
     public SoftCompletionQueue(final int depth, final Runnable onClose)
+    {
+        this(depth, onClose, null);
+    }
+
+    /**
+     * @param depth   entries the queue holds.
+     * @param onClose run when closed (e.g. remove from the device), may be null.
+     * @param channel where the events go once armed, or null.
+     */
+    public SoftCompletionQueue(final int depth, final Runnable onClose, final SoftCompletionChannel channel)
     {
         if (depth < 1)
         {
@@ -101,6 +133,11 @@ public final class SoftCompletionQueue implements CompletionQueue
         receiveQueues = new boolean[capacity];
         queueIndices = new long[capacity];
         this.onClose = onClose;
+        this.channel = channel;
+        if (null != channel)
+        {
+            channel.attach(this);
+        }
     }
 
     /**
@@ -119,6 +156,29 @@ public final class SoftCompletionQueue implements CompletionQueue
         final SlotReclaimer reclaimer,
         final boolean receiveQueue,
         final long queueIndex)
+    {
+        return offer(wrId, status, opcode, byteLength, immediate, hasImmediate, qpNumber, reclaimer, receiveQueue,
+            queueIndex, false);
+    }
+
+    /**
+     * Append a completion; any thread.
+     *
+     * @param solicited true for the receive completion of a WR the peer posted with SOLICITED.
+     * @return false if the queue is full (the caller retries later).
+     */
+    public boolean offer(
+        final long wrId,
+        final WorkCompletionStatus status,
+        final WorkCompletionOpcode opcode,
+        final int byteLength,
+        final int immediate,
+        final boolean hasImmediate,
+        final int qpNumber,
+        final SlotReclaimer reclaimer,
+        final boolean receiveQueue,
+        final long queueIndex,
+        final boolean solicited)
     {
         long claimed;
         do
@@ -144,7 +204,88 @@ public final class SoftCompletionQueue implements CompletionQueue
         receiveQueues[i] = receiveQueue;
         queueIndices[i] = queueIndex;
         SEQUENCES.setRelease(sequences, i, claimed + 1);
+        if (null != channel)
+        {
+            fireIfArmed(solicited || status != WorkCompletionStatus.SUCCESS);
+        }
         return true;
+    }
+
+    /**
+     * After publishing a completion: if armed (for this kind of completion), disarm and queue one event. The full
+     * fence orders the publication before the read of the arm, as {@link #arm} orders the arm before the caller's
+     * poll, so a completion racing an arm is either polled or fires.
+     */
+    private void fireIfArmed(final boolean firesSolicited)
+    {
+        VarHandle.fullFence();
+        final int mode = armed;
+        if (mode == DISARMED || (mode == ARMED_SOLICITED && !firesSolicited))
+        {
+            return;
+        }
+        if (ARMED.compareAndSet(this, mode, DISARMED))
+        {
+            eventsQueued.incrementAndGet();
+            channel.signal();
+        }
+    }
+
+    void arm(final boolean solicitedOnly)
+    {
+        armed = solicitedOnly ? ARMED_SOLICITED : ARMED_NEXT;
+        VarHandle.fullFence();
+    }
+
+    boolean isArmed()
+    {
+        return armed != DISARMED;
+    }
+
+    /**
+     * Take one queued event; the channel's waiter only.
+     */
+    boolean takeEvent()
+    {
+        if (eventsQueued.get() > eventsTaken)
+        {
+            eventsTaken++;
+            return true;
+        }
+        return false;
+    }
+
+    synchronized void acknowledgeEvents(final int count)
+    {
+        if (count < 0 || eventsAcknowledged + count > eventsTaken)
+        {
+            throw new IllegalArgumentException("cannot acknowledge " + count + " events: " +
+                (eventsTaken - eventsAcknowledged) + " taken and not acknowledged");
+        }
+        eventsAcknowledged += count;
+    }
+
+    /**
+     * @return the channel the CQ was created with, or null.
+     */
+    SoftCompletionChannel channel()
+    {
+        return channel;
+    }
+
+    /**
+     * Run the progress sources (the soft NIC work a poll does first) without taking completions.
+     *
+     * @return units of work done.
+     */
+    int progress()
+    {
+        int work = 0;
+        for (final Progress source : progressSources)
+        {
+            work += source.progress();
+        }
+        return work;
     }
 
     /**
@@ -257,6 +398,10 @@ public final class SoftCompletionQueue implements CompletionQueue
         if (!closed)
         {
             closed = true;
+            if (null != channel)
+            {
+                channel.detach(this);
+            }
             if (null != onClose)
             {
                 onClose.run();

@@ -1,5 +1,6 @@
 package io.verbus.fabric.soft;
 
+import io.verbus.fabric.CompletionChannel;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.Device;
 import io.verbus.fabric.DeviceAttributes;
@@ -10,7 +11,9 @@ import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePair;
 import io.verbus.fabric.QueuePairConfig;
+import io.verbus.fabric.SharedReceiveQueue;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,6 +36,8 @@ public abstract class SoftDevice implements Device
     private final AtomicInteger queuePairNumbers;
     private final List<SoftCompletionQueue> completionQueues = new CopyOnWriteArrayList<>();
     private final List<SoftQueuePair> queuePairs = new CopyOnWriteArrayList<>();
+    private final List<SoftCompletionChannel> completionChannels = new CopyOnWriteArrayList<>();
+    private final List<SoftSharedReceiveQueue> sharedReceiveQueues = new CopyOnWriteArrayList<>();
     /** The open QPs as an array, for {@link #progress()} to walk without allocating. */
     private volatile SoftQueuePair[] queuePairArray = new SoftQueuePair[0];
     private volatile boolean closed;
@@ -83,7 +88,7 @@ public abstract class SoftDevice implements Device
     }
 
     @Override
-    public CompletionQueue createCompletionQueue(final int depth)
+    public CompletionQueue createCompletionQueue(final int depth, final CompletionChannel channel)
     {
         requireOpen();
         if (depth < 1 || depth > attributes.maxCompletionQueueEntries())
@@ -91,10 +96,69 @@ public abstract class SoftDevice implements Device
             throw new IllegalArgumentException(
                 "completion queue depth must be in [1, " + attributes.maxCompletionQueueEntries() + "]: " + depth);
         }
+        SoftCompletionChannel softChannel = null;
+        if (null != channel)
+        {
+            if (!(channel instanceof SoftCompletionChannel soft) || !completionChannels.contains(soft))
+            {
+                throw new IllegalArgumentException("completion channel was not created by device " + attributes.name());
+            }
+            softChannel = soft;
+        }
         final SoftCompletionQueue[] holder = new SoftCompletionQueue[1];
-        holder[0] = new SoftCompletionQueue(depth, () -> completionQueues.remove(holder[0]));
+        holder[0] = new SoftCompletionQueue(depth, () -> completionQueues.remove(holder[0]), softChannel);
         completionQueues.add(holder[0]);
         return holder[0];
+    }
+
+    @Override
+    public CompletionChannel createCompletionChannel()
+    {
+        requireOpen();
+        final SoftCompletionChannel[] holder = new SoftCompletionChannel[1];
+        holder[0] = new SoftCompletionChannel(() -> completionChannels.remove(holder[0]));
+        completionChannels.add(holder[0]);
+        return holder[0];
+    }
+
+    /**
+     * Create an SRQ after the PD checked the depth.
+     */
+    protected final SharedReceiveQueue createSharedReceiveQueue(final SoftProtectionDomain pd, final int depth)
+    {
+        requireOpen();
+        final SoftSharedReceiveQueue srq = newSharedReceiveQueue(pd, depth);
+        sharedReceiveQueues.add(srq);
+        return srq;
+    }
+
+    /**
+     * @return a new SRQ whose claim header peers can reach; by default in native memory of this process.
+     */
+    protected SoftSharedReceiveQueue newSharedReceiveQueue(final SoftProtectionDomain pd, final int depth)
+    {
+        final MemorySegment header =
+            Arena.ofAuto().allocate(SoftSharedReceiveQueue.headerLength(depth), 64);
+        final SoftSharedReceiveQueue[] holder = new SoftSharedReceiveQueue[1];
+        holder[0] = new SoftSharedReceiveQueue(pd, depth, header, () -> sharedReceiveQueues.remove(holder[0]));
+        return holder[0];
+    }
+
+    /**
+     * @param srq an SRQ.
+     * @return true if this device created it and it is open.
+     */
+    public boolean ownsSharedReceiveQueue(final SoftSharedReceiveQueue srq)
+    {
+        return sharedReceiveQueues.contains(srq);
+    }
+
+    /**
+     * Forget a closed SRQ (providers whose SRQ has its own close hook).
+     */
+    protected void onSharedReceiveQueueClosed(final SoftSharedReceiveQueue srq)
+    {
+        sharedReceiveQueues.remove(srq);
     }
 
     boolean ownsCompletionQueue(final SoftCompletionQueue cq)
@@ -212,9 +276,17 @@ public abstract class SoftDevice implements Device
             qp.close();
         }
         regionTable.releaseAll();
+        for (final SoftSharedReceiveQueue srq : new ArrayList<>(sharedReceiveQueues))
+        {
+            srq.close();
+        }
         for (final SoftCompletionQueue cq : new ArrayList<>(completionQueues))
         {
             cq.close();
+        }
+        for (final SoftCompletionChannel channel : new ArrayList<>(completionChannels))
+        {
+            channel.close();
         }
         onClose();
     }

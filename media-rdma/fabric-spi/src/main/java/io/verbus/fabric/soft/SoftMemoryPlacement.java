@@ -42,6 +42,18 @@ public final class SoftMemoryPlacement
         }
     }
 
+    /**
+     * Busy-wait {@code ns} (the cross-WRITE fault's hold, so an observer has time to see the later WRITE alone).
+     */
+    public static void hold(final long ns)
+    {
+        final long deadlineNs = System.nanoTime() + ns;
+        while (System.nanoTime() - deadlineNs < 0)
+        {
+            Thread.onSpinWait();
+        }
+    }
+
     private static void reverse(
         final MemorySegment source, final long sourceOffset, final MemorySegment target, final long targetOffset,
         final long length)

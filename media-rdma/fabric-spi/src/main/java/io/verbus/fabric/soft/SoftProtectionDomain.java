@@ -6,6 +6,7 @@ import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePair;
 import io.verbus.fabric.QueuePairConfig;
+import io.verbus.fabric.SharedReceiveQueue;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -57,6 +58,18 @@ public final class SoftProtectionDomain implements ProtectionDomain
         requireOpen();
         config.validate(device.attributes());
         return device.createQueuePair(this, config);
+    }
+
+    @Override
+    public SharedReceiveQueue createSharedReceiveQueue(final int depth)
+    {
+        requireOpen();
+        final int max = device.attributes().maxQueuePairWorkRequests();
+        if (depth < 1 || depth > max)
+        {
+            throw new IllegalArgumentException("shared receive queue depth must be in [1, " + max + "]: " + depth);
+        }
+        return device.createSharedReceiveQueue(this, depth);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.verbus.fabric.soft;
 
+import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.FaultInjection;
 import io.verbus.fabric.PortAttributes;
@@ -9,6 +10,7 @@ import io.verbus.fabric.QueuePairConfig;
 import io.verbus.fabric.QueuePairConnectionInfo;
 import io.verbus.fabric.QueuePairState;
 import io.verbus.fabric.SendFlags;
+import io.verbus.fabric.SharedReceiveQueue;
 import io.verbus.fabric.WorkCompletionOpcode;
 import io.verbus.fabric.WorkCompletionStatus;
 import io.verbus.fabric.WorkRequest;
@@ -74,6 +76,8 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
     protected final int rnrRetryCount;
     protected final long rnrTimeoutNs;
     protected final FaultInjection faults;
+    /** The shared receive queue this QP takes its receives from, or null for its own receive queue. */
+    protected final SoftSharedReceiveQueue srq;
 
     // Send queue columns, slot = index % sqDepth.
     protected final byte[] sqOpcode;
@@ -129,6 +133,7 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
         this.rnrRetryCount = config.rnrRetryCount();
         this.rnrTimeoutNs = config.rnrTimeoutNs();
         this.faults = device.faultInjection();
+        this.srq = asSoft(config.sharedReceiveQueue(), protectionDomain);
 
         sqOpcode = new byte[sqDepth];
         sqWrId = new long[sqDepth];
@@ -148,6 +153,24 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
         rqAddress = new long[rqDepth];
         rqLength = new int[rqDepth];
         rqLkey = new int[rqDepth];
+    }
+
+    private SoftSharedReceiveQueue asSoft(final SharedReceiveQueue queue, final SoftProtectionDomain pd)
+    {
+        if (null == queue)
+        {
+            return null;
+        }
+        if (!(queue instanceof SoftSharedReceiveQueue soft) || !device.ownsSharedReceiveQueue(soft))
+        {
+            throw new IllegalArgumentException(
+                "sharedReceiveQueue was not created by device " + device.attributes().name() + " or is closed");
+        }
+        if (soft.protectionDomain() != pd)
+        {
+            throw new IllegalArgumentException("sharedReceiveQueue belongs to another protection domain");
+        }
+        return soft;
     }
 
     private SoftCompletionQueue asSoft(final CompletionQueue cq, final String name)
@@ -342,7 +365,7 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
         {
             return PostResult.INVALID_STATE;
         }
-        if (length < 0)
+        if (length < 0 || null != srq)
         {
             return PostResult.INVALID_REQUEST;
         }
@@ -424,9 +447,79 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
         final int immediate,
         final boolean hasImmediate)
     {
+        return completeReceive(index, status, opcode, byteLength, immediate, hasImmediate, false);
+    }
+
+    /**
+     * Report RECV {@code index} of the QP's own receive queue.
+     *
+     * @param solicited true if the peer posted the WR with SOLICITED.
+     * @return false if the CQ is full and the caller must retry the same report later.
+     */
+    protected final boolean completeReceive(
+        final long index,
+        final WorkCompletionStatus status,
+        final WorkCompletionOpcode opcode,
+        final int byteLength,
+        final int immediate,
+        final boolean hasImmediate,
+        final boolean solicited)
+    {
         final int slot = (int)(index % rqDepth);
         return receiveCq.offer(
-            rqWrId[slot], status, opcode, byteLength, immediate, hasImmediate, qpNumber, this, true, index);
+            rqWrId[slot], status, opcode, byteLength, immediate, hasImmediate, qpNumber, this, true, index, solicited);
+    }
+
+    /**
+     * Report RECV {@code srqIndex} of the SRQ, claimed by this QP; its descriptor is free again once the completion
+     * is polled (before the poll returns, so the application can repost the buffer at once).
+     *
+     * @return false if the CQ is full and the caller must retry the same report later (the RECV stays claimed).
+     */
+    protected final boolean completeSharedReceive(
+        final long srqIndex,
+        final WorkCompletionStatus status,
+        final WorkCompletionOpcode opcode,
+        final int byteLength,
+        final int immediate,
+        final boolean hasImmediate,
+        final boolean solicited)
+    {
+        return receiveCq.offer(srq.wrId(srqIndex), status, opcode, byteLength, immediate, hasImmediate, qpNumber,
+            srq, true, srqIndex, solicited);
+    }
+
+    /**
+     * Copy a received payload into the buffer of RECV {@code srqIndex} of the SRQ after the local checks.
+     *
+     * @return SUCCESS, LOC_LEN_ERR (longer than the RECV) or LOC_PROT_ERR (bad lkey, PD, bounds or right).
+     */
+    protected final WorkCompletionStatus placeSharedReceive(
+        final long srqIndex, final MemorySegment source, final long sourceOffset, final int length)
+    {
+        if (length > srq.length(srqIndex))
+        {
+            return WorkCompletionStatus.LOC_LEN_ERR;
+        }
+        if (length == 0)
+        {
+            return WorkCompletionStatus.SUCCESS;
+        }
+        final long address = srq.address(srqIndex);
+        final SoftMemoryRegion region = localRegions.lookup(srq.lkey(srqIndex));
+        if (null == region || !region.permits(protectionDomainId, address, length, AccessFlags.LOCAL_WRITE))
+        {
+            return WorkCompletionStatus.LOC_PROT_ERR;
+        }
+        VarHandle.releaseFence();
+        MemorySegment.copy(source, sourceOffset, region.segment(), region.offsetOf(address), length);
+        return WorkCompletionStatus.SUCCESS;
+    }
+
+    @Override
+    public SharedReceiveQueue sharedReceiveQueue()
+    {
+        return srq;
     }
 
     /**

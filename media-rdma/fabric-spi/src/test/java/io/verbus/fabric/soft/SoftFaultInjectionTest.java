@@ -28,6 +28,8 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
@@ -181,6 +183,155 @@ public abstract class SoftFaultInjectionTest
     }
 
     private static final VarHandle COUNTER = ValueLayout.JAVA_LONG.varHandle();
+
+    /**
+     * With WRITEs of one QP placed out of order, the counter protocol is fooled: a reader that sees the counter of
+     * round N can still find round N-1's data. The test requires the fault to be observed at least once.
+     */
+    @Test
+    void shouldLetACounterBeSeenBeforeItsDataWhenWritesArePlacedOutOfOrder() throws InterruptedException
+    {
+        final long holdNs = TimeUnit.MILLISECONDS.toNanos(1);
+        responderContext.faultInjection().crossWritePlacement(0.5, 42, holdNs);
+        initiatorContext.faultInjection().crossWritePlacement(0.5, 42, holdNs);
+        final int dataLength = 64;
+        final long counterOffset = 1 << 20;
+        final int rounds = 200;
+        final AtomicInteger fooled = new AtomicInteger();
+        final MemorySegment ring = sink.segment();
+        final AtomicLong seenByObserver = new AtomicLong();
+        final Thread observer = new Thread(() ->
+        {
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            long seen = 0;
+            while (seen < rounds && System.nanoTime() < deadlineNs)
+            {
+                final long counter = (long)COUNTER.getAcquire(ring, counterOffset);
+                if (counter != seen)
+                {
+                    seen = counter;
+                    if ((ring.get(ValueLayout.JAVA_BYTE, 0) & 0xFF) < counter)
+                    {
+                        fooled.incrementAndGet();
+                    }
+                    seenByObserver.set(seen);
+                }
+                else
+                {
+                    Thread.onSpinWait();
+                }
+            }
+        });
+        observer.start();
+        final MemorySegment staging = source.segment();
+        for (int round = 1; round <= rounds; round++)
+        {
+            staging.asSlice(0, dataLength).fill((byte)round);
+            staging.set(ValueLayout.JAVA_LONG_UNALIGNED, dataLength, round);
+            batch.clear();
+            batch.add().write(round, source.address(), dataLength, source.lkey(), sink.address(), sink.rkey(), 0);
+            batch.add().write(round, source.address() + dataLength, 8, source.lkey(),
+                sink.address() + counterOffset, sink.rkey(), SendFlags.SIGNALED);
+            assertEquals(PostResult.OK, requester.postSend(batch));
+            assertEquals(WorkCompletionStatus.SUCCESS, awaitCompletion(initiatorCq).status());
+            assertEquals(round, ring.get(ValueLayout.JAVA_BYTE, dataLength - 1) & 0xFF, "data placed by completion");
+            final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+            while (seenByObserver.get() < round && System.nanoTime() < deadlineNs)
+            {
+                Thread.yield();
+            }
+        }
+        observer.join(TimeUnit.SECONDS.toMillis(60));
+        final long reorders = responderContext.faultInjection().crossWriteReorders() +
+            initiatorContext.faultInjection().crossWriteReorders();
+        assertTrue(reorders > 0, "the fault never placed a WRITE after a later one");
+        assertTrue(fooled.get() > 0, "in " + rounds + " rounds with " + reorders + " WRITEs placed late, the " +
+            "observer never saw a counter before its data");
+    }
+
+    /**
+     * With the same fault, a WRITE_WITH_IMM's receive completion still comes after every earlier WRITE of the QP is
+     * placed: the responder that waits for the completion always finds the data.
+     */
+    @Test
+    void shouldPlaceEveryEarlierWriteBeforeTheWriteWithImmediateCompletes() throws InterruptedException
+    {
+        final long holdNs = TimeUnit.MICROSECONDS.toNanos(200);
+        responderContext.faultInjection().crossWritePlacement(0.5, 7, holdNs);
+        initiatorContext.faultInjection().crossWritePlacement(0.5, 7, holdNs);
+        final int dataLength = 256;
+        final long secondOffset = 4096;
+        final long immediateOffset = 1 << 20;
+        final int rounds = 200;
+        for (int i = 0; i < 64; i++)
+        {
+            assertEquals(PostResult.OK, target.postReceive(i, sink.address() + (1 << 19), 0, sink.lkey()));
+        }
+        final AtomicReference<String> violation = new AtomicReference<>();
+        final AtomicInteger checked = new AtomicInteger();
+        final Thread receiver = new Thread(() ->
+        {
+            final WorkCompletion[] received = WorkCompletion.newArray(8);
+            final MemorySegment ring = sink.segment();
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            int reposted = 64;
+            while (checked.get() < rounds && System.nanoTime() < deadlineNs && null == violation.get())
+            {
+                final int n = responderCq.poll(received, received.length);
+                for (int i = 0; i < n; i++)
+                {
+                    final int round = received[i].immediateData();
+                    if (!received[i].isSuccess() || !received[i].hasImmediate())
+                    {
+                        violation.set("unexpected " + received[i]);
+                    }
+                    for (long offset : new long[] {0, dataLength - 1, secondOffset, secondOffset + dataLength - 1})
+                    {
+                        final int value = ring.get(ValueLayout.JAVA_BYTE, offset) & 0xFF;
+                        if (value != (round & 0xFF))
+                        {
+                            violation.set("immediate " + round + " completed before byte " + offset + " = " + value);
+                        }
+                    }
+                    if (ring.get(ValueLayout.JAVA_LONG_UNALIGNED, immediateOffset) != round)
+                    {
+                        violation.set("immediate " + round + " completed before its own bytes");
+                    }
+                    target.postReceive(reposted++, sink.address() + (1 << 19), 0, sink.lkey());
+                    checked.incrementAndGet();
+                }
+                if (n == 0)
+                {
+                    Thread.onSpinWait();
+                }
+            }
+        });
+        receiver.start();
+        final MemorySegment staging = source.segment();
+        for (int round = 1; round <= rounds && null == violation.get(); round++)
+        {
+            final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+            while (checked.get() < round - 1 && System.nanoTime() < deadlineNs)
+            {
+                Thread.yield();
+            }
+            staging.asSlice(0, 2 * dataLength).fill((byte)round);
+            staging.set(ValueLayout.JAVA_LONG_UNALIGNED, 2 * dataLength, round);
+            batch.clear();
+            batch.add().write(round, source.address(), dataLength, source.lkey(), sink.address(), sink.rkey(), 0);
+            batch.add().write(round, source.address() + dataLength, dataLength, source.lkey(),
+                sink.address() + secondOffset, sink.rkey(), 0);
+            batch.add().writeWithImmediate(round, source.address() + 2 * dataLength, 8, source.lkey(),
+                sink.address() + immediateOffset, sink.rkey(), round, SendFlags.SIGNALED);
+            assertEquals(PostResult.OK, requester.postSend(batch));
+            assertEquals(WorkCompletionStatus.SUCCESS, awaitCompletion(initiatorCq).status());
+        }
+        receiver.join(TimeUnit.SECONDS.toMillis(60));
+        assertNull(violation.get());
+        assertEquals(rounds, checked.get());
+        assertTrue(responderContext.faultInjection().crossWriteReorders() +
+            initiatorContext.faultInjection().crossWriteReorders() > 0, "the fault never placed a WRITE late");
+    }
 
     @Test
     void shouldHoldOperationsForTheInjectedDelay()

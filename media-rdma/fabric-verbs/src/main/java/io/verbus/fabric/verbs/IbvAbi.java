@@ -59,11 +59,16 @@ public final class IbvAbi
         public static final StructLayout LAYOUT = structLayout(
             paddingLayout(88),
             ADDRESS.withName("poll_cq"),
-            paddingLayout(104),
+            ADDRESS.withName("req_notify_cq"),
+            paddingLayout(56),
+            ADDRESS.withName("post_srq_recv"),
+            paddingLayout(32),
             ADDRESS.withName("post_send"),
             ADDRESS.withName("post_recv"),
             paddingLayout(40)).withName("ibv_context_ops");
         public static final long POLL_CQ = offset(LAYOUT, "poll_cq");
+        public static final long REQ_NOTIFY_CQ = offset(LAYOUT, "req_notify_cq");
+        public static final long POST_SRQ_RECV = offset(LAYOUT, "post_srq_recv");
         public static final long POST_SEND = offset(LAYOUT, "post_send");
         public static final long POST_RECV = offset(LAYOUT, "post_recv");
 
@@ -262,6 +267,7 @@ public final class IbvAbi
             paddingLayout(4)).withName("ibv_qp_init_attr");
         public static final long SEND_CQ = offset(LAYOUT, "send_cq");
         public static final long RECV_CQ = offset(LAYOUT, "recv_cq");
+        public static final long SRQ = offset(LAYOUT, "srq");
         public static final long CAP = offset(LAYOUT, "cap");
         public static final long QP_TYPE = offset(LAYOUT, "qp_type");
         public static final long SQ_SIG_ALL = offset(LAYOUT, "sq_sig_all");
@@ -505,6 +511,39 @@ public final class IbvAbi
         }
     }
 
+    /** {@code struct ibv_comp_channel}: the file descriptor that is readable while CQ events are queued. */
+    public static final class CompChannel
+    {
+        public static final StructLayout LAYOUT = structLayout(
+            ADDRESS.withName("context"),
+            JAVA_INT.withName("fd"),
+            JAVA_INT.withName("refcnt")).withName("ibv_comp_channel");
+        public static final long FD = offset(LAYOUT, "fd");
+
+        private CompChannel()
+        {
+        }
+    }
+
+    /** {@code struct ibv_srq_init_attr} for {@code ibv_create_srq}, which writes back the depth granted. */
+    public static final class SrqInitAttr
+    {
+        public static final StructLayout LAYOUT = structLayout(
+            ADDRESS.withName("srq_context"),
+            structLayout(
+                JAVA_INT.withName("max_wr"),
+                JAVA_INT.withName("max_sge"),
+                JAVA_INT.withName("srq_limit")).withName("attr"),
+            paddingLayout(4)).withName("ibv_srq_init_attr");
+        public static final long MAX_WR = offset(LAYOUT, "attr", "max_wr");
+        public static final long MAX_SGE = offset(LAYOUT, "attr", "max_sge");
+        public static final long SRQ_LIMIT = offset(LAYOUT, "attr", "srq_limit");
+
+        private SrqInitAttr()
+        {
+        }
+    }
+
     /**
      * Every struct above, for the ABI test. A method, not a constant: the nested classes initialise on
      * first use and must not wait on this outer class's initialisation.
@@ -516,6 +555,7 @@ public final class IbvAbi
         return List.of(
         ContextOps.LAYOUT, Context.LAYOUT, DeviceAttr.LAYOUT, PortAttr.LAYOUT, GidEntry.LAYOUT, Mr.LAYOUT,
         Cq.LAYOUT, QpCap.LAYOUT, QpInitAttr.LAYOUT, Qp.LAYOUT, GlobalRoute.LAYOUT, AhAttr.LAYOUT, QpAttr.LAYOUT,
-        Sge.LAYOUT, SendWr.LAYOUT, RecvWr.LAYOUT, Wc.LAYOUT, AsyncEvent.LAYOUT);
+        Sge.LAYOUT, SendWr.LAYOUT, RecvWr.LAYOUT, Wc.LAYOUT, AsyncEvent.LAYOUT, CompChannel.LAYOUT,
+        SrqInitAttr.LAYOUT);
     }
 }

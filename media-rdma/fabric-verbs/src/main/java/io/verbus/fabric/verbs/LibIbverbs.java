@@ -63,6 +63,13 @@ final class LibIbverbs
     final MethodHandle wcStatusStr;        // const char *(enum ibv_wc_status)
     final MethodHandle eventTypeStr;       // const char *(enum ibv_event_type)
     final MethodHandle fcntl;              // libc int fcntl(int, int, ...)
+    final MethodHandle poll;               // libc int poll(struct pollfd *, nfds_t, int timeout_ms), errno
+    final MethodHandle createCompChannel;  // struct ibv_comp_channel *(ctx), errno
+    final MethodHandle destroyCompChannel; // int (struct ibv_comp_channel *)
+    final MethodHandle getCqEvent;         // int (channel, struct ibv_cq **cq, void **cq_context), errno
+    final MethodHandle ackCqEvents;        // void (struct ibv_cq *, unsigned int nevents)
+    final MethodHandle createSrq;          // struct ibv_srq *(pd, struct ibv_srq_init_attr *), errno
+    final MethodHandle destroySrq;         // int (struct ibv_srq *)
 
     private LibIbverbs(final String libraryName, final SymbolLookup lookup)
     {
@@ -102,6 +109,16 @@ final class LibIbverbs
         eventTypeStr = bind(linker, lookup, "ibv_event_type_str", FunctionDescriptor.of(ADDRESS, JAVA_INT));
         fcntl = bind(linker, linker.defaultLookup(), "fcntl",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), Linker.Option.firstVariadicArg(2));
+        poll = bind(linker, linker.defaultLookup(), "poll",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT), errno);
+        createCompChannel = bind(linker, lookup, "ibv_create_comp_channel", FunctionDescriptor.of(ADDRESS, ADDRESS),
+            errno);
+        destroyCompChannel = bind(linker, lookup, "ibv_destroy_comp_channel", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        getCqEvent = bind(linker, lookup, "ibv_get_cq_event",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), errno);
+        ackCqEvents = bind(linker, lookup, "ibv_ack_cq_events", FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT));
+        createSrq = bind(linker, lookup, "ibv_create_srq", FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS), errno);
+        destroySrq = bind(linker, lookup, "ibv_destroy_srq", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     }
 
     /**

@@ -32,6 +32,7 @@ final class VerbsCompletionQueue implements CompletionQueue
     private static final VerbsQueuePair[] NO_QUEUE_PAIRS = new VerbsQueuePair[0];
 
     private final VerbsDevice device;
+    private final VerbsCompletionChannel channel;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment cq;
     private final MemorySegment completions;
@@ -40,15 +41,18 @@ final class VerbsCompletionQueue implements CompletionQueue
     private volatile VerbsQueuePair[] queuePairs = NO_QUEUE_PAIRS;
     private boolean closed;
 
-    VerbsCompletionQueue(final VerbsDevice device, final int depth)
+    VerbsCompletionQueue(final VerbsDevice device, final int depth, final VerbsCompletionChannel channel)
     {
         this.device = device;
+        this.channel = channel;
         this.pollCq = device.ops.pollCq;
         try
         {
             final MemorySegment capture = LibIbverbs.newErrnoCapture(arena);
+            // A local, not a conditional in the call: as an argument of invokeExact a conditional is typed Object.
+            final MemorySegment channelPointer = null == channel ? MemorySegment.NULL : channel.nativeChannel();
             final MemorySegment cq = (MemorySegment)device.lib.createCq.invokeExact(
-                capture, device.context, depth, MemorySegment.NULL, MemorySegment.NULL, 0);
+                capture, device.context, depth, MemorySegment.NULL, channelPointer, 0);
             if (MemorySegment.NULL.equals(cq))
             {
                 throw new FabricException("ibv_create_cq(" + depth + ") on " + device.name() + " failed with " +
@@ -68,6 +72,18 @@ final class VerbsCompletionQueue implements CompletionQueue
         }
         this.depth = this.cq.get(JAVA_INT, IbvAbi.Cq.CQE);
         this.completions = arena.allocate(WC_SIZE * POLL_BATCH, 8);
+        if (null != channel)
+        {
+            channel.attach(this);
+        }
+    }
+
+    /**
+     * @return the channel the CQ was created with, or null.
+     */
+    VerbsCompletionChannel channel()
+    {
+        return channel;
     }
 
     @Override
@@ -191,6 +207,10 @@ final class VerbsCompletionQueue implements CompletionQueue
         }
         closed = true;
         final int rc = VerbsDevice.call(device.lib.destroyCq, cq);
+        if (null != channel)
+        {
+            channel.detach(this);
+        }
         device.onClosed(this);
         arena.close();
         VerbsDevice.check(rc, "ibv_destroy_cq");

@@ -1,5 +1,6 @@
 package io.verbus.fabric.verbs;
 
+import io.verbus.fabric.CompletionChannel;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.Device;
 import io.verbus.fabric.DeviceAttributes;
@@ -170,7 +171,7 @@ public final class VerbsDevice implements Device
     }
 
     @Override
-    public CompletionQueue createCompletionQueue(final int depth)
+    public CompletionQueue createCompletionQueue(final int depth, final CompletionChannel channel)
     {
         ensureOpen();
         if (depth < 1 || depth > attributes.maxCompletionQueueEntries())
@@ -178,9 +179,35 @@ public final class VerbsDevice implements Device
             throw new IllegalArgumentException(
                 "completion queue depth must be in [1, " + attributes.maxCompletionQueueEntries() + "]: " + depth);
         }
-        final VerbsCompletionQueue cq = new VerbsCompletionQueue(this, depth);
+        VerbsCompletionChannel verbsChannel = null;
+        if (null != channel)
+        {
+            if (!(channel instanceof VerbsCompletionChannel verbs) || verbs.device() != this)
+            {
+                throw new IllegalArgumentException("completion channel must come from device " + name);
+            }
+            verbsChannel = verbs;
+        }
+        final VerbsCompletionQueue cq = new VerbsCompletionQueue(this, depth, verbsChannel);
         children.add(cq);
         return cq;
+    }
+
+    @Override
+    public CompletionChannel createCompletionChannel()
+    {
+        ensureOpen();
+        final VerbsCompletionChannel channel = new VerbsCompletionChannel(this);
+        children.add(channel);
+        return channel;
+    }
+
+    VerbsSharedReceiveQueue createSharedReceiveQueue(final VerbsProtectionDomain pd, final int depth)
+    {
+        ensureOpen();
+        final VerbsSharedReceiveQueue srq = new VerbsSharedReceiveQueue(this, pd, depth);
+        children.add(srq);
+        return srq;
     }
 
     @Override

@@ -7,6 +7,7 @@ import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePair;
 import io.verbus.fabric.QueuePairConfig;
+import io.verbus.fabric.SharedReceiveQueue;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -88,10 +89,36 @@ final class VerbsProtectionDomain implements ProtectionDomain
         {
             throw new IllegalArgumentException("completion queues must come from device " + device.name());
         }
-        final VerbsQueuePair qp = new VerbsQueuePair(device, this, sendCq, receiveCq, config);
+        final VerbsSharedReceiveQueue srq;
+        if (null == config.sharedReceiveQueue())
+        {
+            srq = null;
+        }
+        else if (config.sharedReceiveQueue() instanceof VerbsSharedReceiveQueue verbs && verbs.protectionDomain() == this)
+        {
+            srq = verbs;
+        }
+        else
+        {
+            throw new IllegalArgumentException("sharedReceiveQueue must come from this protection domain");
+        }
+        final VerbsQueuePair qp = new VerbsQueuePair(device, this, sendCq, receiveCq, config, srq);
         queuePairs.add(qp);
         device.onQueuePairCreated(qp);
         return qp;
+    }
+
+    @Override
+    public SharedReceiveQueue createSharedReceiveQueue(final int depth)
+    {
+        device.ensureOpen();
+        ensureOpen();
+        final int max = device.attributes().maxQueuePairWorkRequests();
+        if (depth < 1 || depth > max)
+        {
+            throw new IllegalArgumentException("shared receive queue depth must be in [1, " + max + "]: " + depth);
+        }
+        return device.createSharedReceiveQueue(this, depth);
     }
 
     @Override

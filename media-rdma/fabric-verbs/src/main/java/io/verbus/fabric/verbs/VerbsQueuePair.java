@@ -10,6 +10,7 @@ import io.verbus.fabric.QueuePairConfig;
 import io.verbus.fabric.QueuePairConnectionInfo;
 import io.verbus.fabric.QueuePairState;
 import io.verbus.fabric.SendFlags;
+import io.verbus.fabric.SharedReceiveQueue;
 import io.verbus.fabric.WorkCompletionOpcode;
 import io.verbus.fabric.WorkRequest;
 import io.verbus.fabric.WorkRequestBatch;
@@ -110,6 +111,7 @@ public final class VerbsQueuePair implements QueuePair
     private final VerbsProtectionDomain pd;
     private final VerbsCompletionQueue sendCq;
     private final VerbsCompletionQueue receiveCq;
+    private final VerbsSharedReceiveQueue srq;
     private final QueuePairConfig config;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment qp;
@@ -160,9 +162,11 @@ public final class VerbsQueuePair implements QueuePair
         final VerbsProtectionDomain pd,
         final VerbsCompletionQueue sendCq,
         final VerbsCompletionQueue receiveCq,
-        final QueuePairConfig config)
+        final QueuePairConfig config,
+        final VerbsSharedReceiveQueue srq)
     {
         this.device = device;
+        this.srq = srq;
         this.pd = pd;
         this.sendCq = sendCq;
         this.receiveCq = receiveCq;
@@ -178,9 +182,12 @@ public final class VerbsQueuePair implements QueuePair
             init.set(ADDRESS, IbvAbi.QpInitAttr.SEND_CQ, sendCq.nativeCq());
             init.set(ADDRESS, IbvAbi.QpInitAttr.RECV_CQ, receiveCq.nativeCq());
             init.set(JAVA_INT, IbvAbi.QpInitAttr.CAP + IbvAbi.QpCap.MAX_SEND_WR, config.maxSendWorkRequests());
-            init.set(JAVA_INT, IbvAbi.QpInitAttr.CAP + IbvAbi.QpCap.MAX_RECV_WR, config.maxReceiveWorkRequests());
+            // With an SRQ the QP has no receive queue of its own (verbs ignores the receive caps).
+            init.set(JAVA_INT, IbvAbi.QpInitAttr.CAP + IbvAbi.QpCap.MAX_RECV_WR,
+                null == srq ? config.maxReceiveWorkRequests() : 0);
             init.set(JAVA_INT, IbvAbi.QpInitAttr.CAP + IbvAbi.QpCap.MAX_SEND_SGE, 1);
-            init.set(JAVA_INT, IbvAbi.QpInitAttr.CAP + IbvAbi.QpCap.MAX_RECV_SGE, 1);
+            init.set(JAVA_INT, IbvAbi.QpInitAttr.CAP + IbvAbi.QpCap.MAX_RECV_SGE, null == srq ? 1 : 0);
+            init.set(ADDRESS, IbvAbi.QpInitAttr.SRQ, null == srq ? MemorySegment.NULL : srq.nativeSrq());
             init.set(JAVA_INT, IbvAbi.QpInitAttr.CAP + IbvAbi.QpCap.MAX_INLINE_DATA, config.maxInlineData());
             init.set(JAVA_INT, IbvAbi.QpInitAttr.QP_TYPE, IBV_QPT_RC);
             init.set(JAVA_INT, IbvAbi.QpInitAttr.SQ_SIG_ALL, 0);
@@ -228,7 +235,7 @@ public final class VerbsQueuePair implements QueuePair
         final int grantedSend = attr.get(JAVA_INT, IbvAbi.QpAttr.CAP + IbvAbi.QpCap.MAX_SEND_WR);
         final int grantedReceive = attr.get(JAVA_INT, IbvAbi.QpAttr.CAP + IbvAbi.QpCap.MAX_RECV_WR);
         maxSend = Math.min(config.maxSendWorkRequests(), grantedSend);
-        maxReceive = Math.min(config.maxReceiveWorkRequests(), grantedReceive);
+        maxReceive = Math.max(1, Math.min(config.maxReceiveWorkRequests(), grantedReceive));
         maxInline = attr.get(JAVA_INT, IbvAbi.QpAttr.CAP + IbvAbi.QpCap.MAX_INLINE_DATA);
 
         // Native WRs and SGEs for every send-queue slot, linked to their SGE once.
@@ -591,7 +598,7 @@ public final class VerbsQueuePair implements QueuePair
         {
             return PostResult.INVALID_STATE;
         }
-        if (length < 0)
+        if (length < 0 || null != srq)
         {
             return PostResult.INVALID_REQUEST;
         }
@@ -660,6 +667,10 @@ public final class VerbsQueuePair implements QueuePair
                 return sendOpcodes[slot];
             }
         }
+        if (null != srq)
+        {
+            return WorkCompletionOpcode.RECV; // not a send WR still outstanding: a receive taken from the SRQ
+        }
         final long consumed = (long)RECEIVE_CONSUMED.getAcquire(this);
         if (consumed < (long)RECEIVE_POSTED.getAcquire(this) && receiveWrIds[(int)(consumed & receiveMask)] == wrId)
         {
@@ -673,6 +684,12 @@ public final class VerbsQueuePair implements QueuePair
     {
         asyncError = description;
         errored = true;
+    }
+
+    @Override
+    public SharedReceiveQueue sharedReceiveQueue()
+    {
+        return srq;
     }
 
     @Override
