@@ -83,8 +83,9 @@ class RdmaAeronApiCompatibilityTest extends AeronApiCompatibility
         return 1;
     }
 
+    /** A closing rdma: publication WRITEs an end-of-stream position block after its last data. */
     protected boolean signalsEndOfStream()
     {
-        return false;
+        return true;
     }
 }
