@@ -1,15 +1,15 @@
 package io.verbus.media.rdma;
 
+import io.verbus.ExclusivePublication;
 import io.verbus.Image;
 import io.verbus.Publication;
 import io.verbus.Subscription;
 import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
-import io.verbus.fabric.FabricContext;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -25,48 +25,35 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A publication that closes gracefully loses nothing it sent: the subscriber, which had not read any of it yet,
- * still drains every message after the close, and its image then reports the end of the stream, as an Aeron image
- * of a closed publication does.
+ * What an {@code rdma:} image reports as an Aeron image does: the publisher's MTU (carried in the handshake's
+ * CHALLENGE), and the end of the stream once its publication closed gracefully, after the subscriber, which had not
+ * read anything yet, has drained every message sent before the close.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
-class RdmaEndOfStreamTest
+@ExtendWith(RdmaTestProperties.class)
+class RdmaImageTest
 {
     private static final int MESSAGES = 2_000;
     private static final int LENGTH = 100;
 
     @TempDir
-    static Path fabricDir;
-
-    @TempDir
     Path dir;
 
-    private static String previousSecret;
-    private static String previousShmDir;
-
-    @BeforeAll
-    static void configure()
+    @Test
+    void shouldReportThePublishersMtu()
     {
-        previousSecret = System.setProperty(RdmaSecret.SECRET_PROP_NAME, "verbus-eos-test-secret-0123456789");
-        previousShmDir = System.setProperty(FabricContext.SHM_DIR_PROP_NAME, fabricDir.toString());
-    }
-
-    @AfterAll
-    static void restore()
-    {
-        restore(RdmaSecret.SECRET_PROP_NAME, previousSecret);
-        restore(FabricContext.SHM_DIR_PROP_NAME, previousShmDir);
-    }
-
-    private static void restore(final String name, final String value)
-    {
-        if (null == value)
+        try (Verbus publisherSide = launch("a"); Verbus subscriberSide = launch("b"))
         {
-            System.clearProperty(name);
-        }
-        else
-        {
-            System.setProperty(name, value);
+            final ExclusivePublication publication = publisherSide.addExclusivePublication(
+                "rdma:endpoint=127.0.0.1:0|provider=shm|term-length=64k|mtu=4096", 2101);
+            final int port = RdmaVerbusTest.controlPort(publisherSide.countersReader());
+            final Subscription subscription =
+                subscriberSide.addSubscription("rdma:endpoint=127.0.0.1:" + port + "|provider=shm", 2101);
+            awaitTrue("connected", () -> publication.isConnected() && subscription.imageCount() == 1);
+
+            final Image image = subscription.imageAtIndex(0);
+            assertEquals(4096, image.mtuLength(), "the publisher's mtu, not the subscriber channel's default");
+            assertEquals(publication.maxPayloadLength() + 32, image.mtuLength());
         }
     }
 
