@@ -121,7 +121,8 @@ public final class ChannelUri
                 final String value = pair.substring(equals + 1);
                 if (value.isEmpty())
                 {
-                    throw new IllegalArgumentException("empty value for key '" + key + "' in channel '" + channel + "'");
+                    throw new IllegalArgumentException(
+                        "empty value for key '" + key + "' in channel '" + channel + "'");
                 }
                 if (null != params.put(key, value))
                 {

@@ -262,7 +262,8 @@ final class VerbusDriver implements VerbusBackend
                     final MediaSender sender = factory.newSender(mediaContext, uri, publicationLog);
                     final boolean direct = allowDirect && exclusive && sender.supportsDirectSend();
                     // Direct mode: the writer sends itself, and the sender agent drives the media while it is idle.
-                    final DirectSendHandOff handOff = direct ? new DirectSendHandOff(sender, context.nanoClock()) : null;
+                    final DirectSendHandOff handOff = direct ?
+                        new DirectSendHandOff(sender, context.nanoClock()) : null;
                     final MediaSender agentDuty = direct ? handOff : sender;
                     if (exclusive)
                     {

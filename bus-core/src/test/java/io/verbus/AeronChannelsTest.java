@@ -51,7 +51,8 @@ class AeronChannelsTest
         }
     }
 
-    private static void roundTrip(final Verbus verbus, final String pubChannel, final String subChannel, final int stream)
+    private static void roundTrip(
+        final Verbus verbus, final String pubChannel, final String subChannel, final int stream)
     {
         final Subscription subscription = verbus.addSubscription(subChannel, stream);
         final ExclusivePublication publication = verbus.addExclusivePublication(pubChannel, stream);

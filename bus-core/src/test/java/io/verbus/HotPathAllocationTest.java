@@ -58,7 +58,8 @@ class HotPathAllocationTest
             };
 
             final long[] sent = new long[1];
-            runRounds(WARM_UP_ROUNDS, exclusive, concurrent, subscription, buffer, claim, handler, controlledHandler, sent);
+            runRounds(
+                WARM_UP_ROUNDS, exclusive, concurrent, subscription, buffer, claim, handler, controlledHandler, sent);
 
             // Measure passes of MEASURED_MESSAGES messages each (back pressure is part of the hot path too), bounded by
             // time. A late JIT deoptimization can allocate a few hundred bytes once, so: every pass must stay below one
@@ -72,7 +73,8 @@ class HotPathAllocationTest
                 final long before = threadMXBean.getCurrentThreadAllocatedBytes();
                 while (sent[0] < MEASURED_MESSAGES && System.nanoTime() < deadlineNs)
                 {
-                    runRounds(1000, exclusive, concurrent, subscription, buffer, claim, handler, controlledHandler, sent);
+                    runRounds(
+                        1000, exclusive, concurrent, subscription, buffer, claim, handler, controlledHandler, sent);
                 }
                 allocatedPerPass[pass] = threadMXBean.getCurrentThreadAllocatedBytes() - before;
                 minAllocated = Math.min(minAllocated, allocatedPerPass[pass]);

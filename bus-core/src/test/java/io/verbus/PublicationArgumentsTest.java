@@ -129,7 +129,8 @@ class PublicationArgumentsTest
                     throw new IllegalStateException("handler bug");
                 }
             };
-            TestSupport.await("first three", () -> seen.size() >= 3, () -> assertTrue(subscription.poll(throwing, 3) >= 0));
+            TestSupport.await(
+                "first three", () -> seen.size() >= 3, () -> assertTrue(subscription.poll(throwing, 3) >= 0));
             assertEquals(List.of(1L, 2L, 3L), seen, "the poll carried on after the throw");
             assertEquals(1, errors.size());
             assertTrue(errors.get(0).getCause().getMessage().contains("handler bug"));

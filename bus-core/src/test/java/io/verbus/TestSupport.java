@@ -1,6 +1,7 @@
 package io.verbus;
 
 import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
@@ -92,7 +93,7 @@ public final class TestSupport
     public static ChildResult runChild(final java.util.List<String> command, final long timeoutMs) throws Exception
     {
         final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        final java.util.concurrent.CompletableFuture<String> output = java.util.concurrent.CompletableFuture.supplyAsync(
+        final CompletableFuture<String> output = CompletableFuture.supplyAsync(
             () ->
             {
                 try

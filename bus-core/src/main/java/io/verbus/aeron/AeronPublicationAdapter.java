@@ -54,7 +54,10 @@ public final class AeronPublicationAdapter implements ExclusivePublication
     }
 
     public long offer(
-        final DirectBuffer buffer, final int offset, final int length, final ReservedValueSupplier reservedValueSupplier)
+        final DirectBuffer buffer,
+        final int offset,
+        final int length,
+        final ReservedValueSupplier reservedValueSupplier)
     {
         checkMessageLength(length, 0);
         return publication.offer(buffer, offset, length, reservedValueSupplier);

@@ -53,8 +53,8 @@ public final class Affinity
         if (cpu < 0 || cpu >= CPU_SET_BYTES * 8 || !online.get(cpu))
         {
             throw new IllegalArgumentException(
-                setting + "=" + cpu + ": CPU " + cpu + " does not exist or is offline; this machine's online CPUs are " +
-                format(online) + " (use -1 for no pinning)");
+                setting + "=" + cpu + ": CPU " + cpu + " does not exist or is offline; " +
+                "this machine's online CPUs are " + format(online) + " (use -1 for no pinning)");
         }
     }
 

@@ -225,9 +225,9 @@ public final class NativeLog
      * The conductor follows the committed frames itself (a frame is committed once its length is positive) rather
      * than trusting a consumer position, so it works the same for {@code ipc} logs and for a media's local log whose
      * consumers are remote; for {@code ipc} it starts from the slowest subscriber when that is further on, as every
-     * subscriber has read those frames already. It follows at most {@link #MAX_FRAMES_PER_CHECK} frames a cycle and never runs
-     * behind the cleaning: the publisher cannot be more than a window (at most half a term) ahead of what was
-     * consumed, and cleaning stays a term behind that.
+     * subscriber has read those frames already. It follows at most {@link #MAX_FRAMES_PER_CHECK} frames a cycle and
+     * never runs behind the cleaning: the publisher cannot be more than a window (at most half a term) ahead of what
+     * was consumed, and cleaning stays a term behind that.
      *
      * @param nowNs            the current time.
      * @param unblockTimeoutNs how long the committed frames may stop short of the tail.

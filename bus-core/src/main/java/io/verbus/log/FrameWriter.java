@@ -59,7 +59,8 @@ public final class FrameWriter
         termBuffer.putInt(termOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET, sessionId);
         termBuffer.putInt(termOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET, streamId);
         termBuffer.putInt(termOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET, termId);
-        termBuffer.putLong(termOffset + DataHeaderFlyweight.RESERVED_VALUE_OFFSET, DataHeaderFlyweight.DEFAULT_RESERVE_VALUE);
+        termBuffer.putLong(
+            termOffset + DataHeaderFlyweight.RESERVED_VALUE_OFFSET, DataHeaderFlyweight.DEFAULT_RESERVE_VALUE);
     }
 
     /**
@@ -93,7 +94,8 @@ public final class FrameWriter
         termBuffer.putInt(termOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET, sessionId);
         termBuffer.putInt(termOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET, streamId);
         termBuffer.putInt(termOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET, termId);
-        termBuffer.putLong(termOffset + DataHeaderFlyweight.RESERVED_VALUE_OFFSET, DataHeaderFlyweight.DEFAULT_RESERVE_VALUE);
+        termBuffer.putLong(
+            termOffset + DataHeaderFlyweight.RESERVED_VALUE_OFFSET, DataHeaderFlyweight.DEFAULT_RESERVE_VALUE);
     }
 
     /**

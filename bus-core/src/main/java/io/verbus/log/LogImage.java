@@ -254,7 +254,8 @@ public final class LogImage implements Image
                 final int alignedLength = FrameWriter.align(frameLength);
                 offset += alignedLength;
 
-                if (HeaderFlyweight.HDR_TYPE_PAD != termBuffer.getShort(frameOffset + HeaderFlyweight.TYPE_FIELD_OFFSET))
+                if (HeaderFlyweight.HDR_TYPE_PAD !=
+                    termBuffer.getShort(frameOffset + HeaderFlyweight.TYPE_FIELD_OFFSET))
                 {
                     ++fragmentsRead;
                     header.buffer(termBuffer);
@@ -311,7 +312,8 @@ public final class LogImage implements Image
                 final int alignedLength = FrameWriter.align(frameLength);
                 offset += alignedLength;
 
-                if (HeaderFlyweight.HDR_TYPE_PAD == termBuffer.getShort(frameOffset + HeaderFlyweight.TYPE_FIELD_OFFSET))
+                if (HeaderFlyweight.HDR_TYPE_PAD ==
+                    termBuffer.getShort(frameOffset + HeaderFlyweight.TYPE_FIELD_OFFSET))
                 {
                     continue;
                 }
@@ -817,7 +819,8 @@ public final class LogImage implements Image
      * must be complete, so anything else closes the image. Compared as plain ints before any alignment, so a huge
      * length can neither overflow the check nor depend on Agrona's bounds checks.
      */
-    private boolean isFrameSound(final long position, final int frameOffset, final int frameLength, final int limitOffset)
+    private boolean isFrameSound(
+        final long position, final int frameOffset, final int frameLength, final int limitOffset)
     {
         if (frameLength <= 0)
         {

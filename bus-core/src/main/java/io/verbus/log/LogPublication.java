@@ -90,7 +90,10 @@ public abstract class LogPublication implements Publication
     }
 
     public long offer(
-        final DirectBuffer buffer, final int offset, final int length, final ReservedValueSupplier reservedValueSupplier)
+        final DirectBuffer buffer,
+        final int offset,
+        final int length,
+        final ReservedValueSupplier reservedValueSupplier)
     {
         return offer(buffer, offset, length, buffer, 0, 0, reservedValueSupplier);
     }

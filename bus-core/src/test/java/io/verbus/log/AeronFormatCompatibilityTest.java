@@ -48,7 +48,8 @@ class AeronFormatCompatibilityTest
             }
 
             final List<String> seen = new ArrayList<>();
-            final Header header = new Header(LogFixture.INITIAL_TERM_ID, LogBufferDescriptor.positionBitsToShift(TERM_LENGTH));
+            final Header header = new Header(
+                LogFixture.INITIAL_TERM_ID, LogBufferDescriptor.positionBitsToShift(TERM_LENGTH));
             final long outcome = TermReader.read(log.term(0), 0, (buffer, offset, length, h) ->
                 seen.add(buffer.getInt(offset) + ":" + length + ":" + h.sessionId() + ":" + h.streamId() + ":" +
                     h.termId() + ":" + h.flags() + ":" + h.type() + ":" + h.position()),

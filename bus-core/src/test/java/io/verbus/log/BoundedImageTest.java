@@ -225,7 +225,9 @@ class BoundedImageTest
         try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))
         {
             final UnsafeBufferPosition position = new UnsafeBufferPosition(
-                (UnsafeBuffer)log.countersManager.valuesBuffer(), log.countersManager.allocate("s"), log.countersManager);
+                (UnsafeBuffer)log.countersManager.valuesBuffer(),
+                log.countersManager.allocate("s"),
+                log.countersManager);
             final LogImage image = new LogImage(1, 1, 1, LogFixture.INITIAL_TERM_ID, log.logBuffers.termBuffers(),
                 position, null, "ipc", errors::add, corrupted::add);
             assertEquals(0, image.poll((b, o, l, h) -> {}, 10));

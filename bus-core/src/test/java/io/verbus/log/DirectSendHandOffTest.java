@@ -194,7 +194,9 @@ class DirectSendHandOffTest
         {
             // Bursts with idle gaps, so the agent steps in and out between them.
             // Until the agent has stepped in at least once (bounded by the deadline): a loaded machine may starve it.
-            for (int burst = 0; (burst < 200 || 0 == realClock.agentCycles()) && System.nanoTime() < deadlineNs; burst++)
+            for (int burst = 0;
+                (burst < 200 || 0 == realClock.agentCycles()) && System.nanoTime() < deadlineNs;
+                burst++)
             {
                 for (int i = 0; i < 200; i++)
                 {

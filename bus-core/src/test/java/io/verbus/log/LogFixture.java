@@ -36,7 +36,8 @@ final class LogFixture implements AutoCloseable
         logBuffers.initialise(SESSION_ID, STREAM_ID, INITIAL_TERM_ID, mtu,
             LogBufferDescriptor.LOG_BUFFER_TYPE_CONCURRENT_PUBLICATION);
         countersManager = new CountersManager(
-            new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 512)), new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 128)));
+            new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 512)),
+            new UnsafeBuffer(ByteBuffer.allocateDirect(64 * 128)));
         limit = new UnsafeBufferPosition(
             (UnsafeBuffer)countersManager.valuesBuffer(), countersManager.allocate("limit"), countersManager);
         limit.set(Long.MAX_VALUE);

@@ -161,7 +161,8 @@ class MediaSpiTest
             final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class,
                 () -> verbus.addPublication("loop:name=x|colour=red", 1));
             assertTrue(ex.getMessage().contains("unknown key 'colour'"), ex.getMessage());
-            assertTrue(ex.getMessage().contains("[direct, mtu, name, session-id, term-length, window]"), ex.getMessage());
+            assertTrue(
+                ex.getMessage().contains("[direct, mtu, name, session-id, term-length, window]"), ex.getMessage());
         }
     }
 

@@ -27,8 +27,9 @@ import java.util.stream.Stream;
 /**
  * Ping-pong over the bus: a pinger sends a timestamped message on one stream, a ponger echoes it on another, and
  * the pinger records round-trip times. At most two spinning threads (pinger and ponger, one per core on a 2-core
- * machine, each backing off to yield and park when its wait is long); the driver's agents share one thread with a backoff idle strategy. Every run is bounded by a message
- * count and a time limit, then a percentile summary is printed per channel.
+ * machine, each backing off to yield and park when its wait is long); the driver's agents share one thread with a
+ * backoff idle strategy. Every run is bounded by a message count and a time limit, then a percentile summary is
+ * printed per channel.
  */
 public final class PingPongDemo
 {
@@ -103,7 +104,8 @@ public final class PingPongDemo
         final boolean tempDir = null == dir;
         final Path verbusDir = tempDir ? createTempDir() : Path.of(dir);
         System.out.println("Verbus ping-pong: " + messages + " round trips of " + length + " bytes per channel, " +
-            warmup + " warm-up, at most " + seconds + " s each; pinger+ponger spin then back off, driver SHARED/backoff");
+            warmup + " warm-up, at most " + seconds + " s each; " +
+            "pinger+ponger spin then back off, driver SHARED/backoff");
         try (Verbus verbus = Verbus.launch(new Verbus.Context()
             .dir(verbusDir.toString())
             .threadingMode(ThreadingMode.SHARED)
@@ -233,7 +235,10 @@ public final class PingPongDemo
     private static IdleStrategy newWaitStrategy()
     {
         return new BackoffIdleStrategy(
-            SPINS_BEFORE_YIELD, YIELDS_BEFORE_PARK, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(50));
+            SPINS_BEFORE_YIELD,
+            YIELDS_BEFORE_PARK,
+            TimeUnit.MICROSECONDS.toNanos(1),
+            TimeUnit.MICROSECONDS.toNanos(50));
     }
 
     private static void awaitConnected(final Publication publication, final long deadlineNs)

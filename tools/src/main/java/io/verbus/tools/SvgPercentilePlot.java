@@ -170,7 +170,12 @@ public final class SvgPercentilePlot
     }
 
     private static void line(
-        final StringBuilder svg, final double x1, final double y1, final double x2, final double y2, final String stroke)
+        final StringBuilder svg,
+        final double x1,
+        final double y1,
+        final double x2,
+        final double y2,
+        final String stroke)
     {
         svg.append("<line x1=\"").append(format(x1)).append("\" y1=\"").append(format(y1))
             .append("\" x2=\"").append(format(x2)).append("\" y2=\"").append(format(y2))

@@ -72,7 +72,8 @@ class FabricsTest
         assertThrows(IllegalArgumentException.class, () -> AccessFlags.validate(AccessFlags.REMOTE_WRITE));
         assertThrows(IllegalArgumentException.class, () -> AccessFlags.validate(1 << 9));
         AccessFlags.validate(AccessFlags.REMOTE_READ);
-        assertEquals("LOCAL_WRITE|REMOTE_ATOMIC", AccessFlags.toString(AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_ATOMIC));
+        assertEquals(
+            "LOCAL_WRITE|REMOTE_ATOMIC", AccessFlags.toString(AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_ATOMIC));
     }
 
     @Test

@@ -70,7 +70,8 @@ public final class FaultInjection
     {
         if (!(fraction >= 0 && fraction <= 1) || holdNs < 0)
         {
-            throw new IllegalArgumentException("fraction must be in [0, 1] and holdNs >= 0: " + fraction + ", " + holdNs);
+            throw new IllegalArgumentException(
+                "fraction must be in [0, 1] and holdNs >= 0: " + fraction + ", " + holdNs);
         }
         crossWriteRandom = new SplittableRandom(seed);
         crossWriteHoldNs = holdNs;

@@ -592,7 +592,8 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                     WorkCompletionOpcode.fromCode(file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_OPCODE_OFFSET));
                 final int byteLength = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_LENGTH_OFFSET);
                 final int immediate = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_IMMEDIATE_OFFSET);
-                final boolean hasImmediate = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_HAS_IMMEDIATE_OFFSET) != 0;
+                final boolean hasImmediate =
+                    file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_HAS_IMMEDIATE_OFFSET) != 0;
                 final boolean solicited = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_SOLICITED_OFFSET) != 0;
                 if (null != srq)
                 {

@@ -302,7 +302,8 @@ final class TcpNic implements Agent
             }
             if (connection.dialed && connection.hasPendingWrites())
             {
-                connection.flush(); // the rest of the hello, and nothing else: nothing else is written before the answer
+                // The rest of the hello, and nothing else: nothing else is written before the answer.
+                connection.flush();
             }
             final int read = connection.read();
             if (read < 0)

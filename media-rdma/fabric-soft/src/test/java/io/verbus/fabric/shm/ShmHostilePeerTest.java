@@ -46,7 +46,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 class ShmHostilePeerTest
 {
-    private static final byte[] VICTIM_CONTENT = "the victim's own bytes, untouched".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] VICTIM_CONTENT =
+        "the victim's own bytes, untouched".getBytes(StandardCharsets.US_ASCII);
 
     private Path parent;
     private Path victim;
@@ -130,7 +131,8 @@ class ShmHostilePeerTest
         try (Arena arena = Arena.ofConfined(); FileChannel channel = FileChannel.open(qpFile, StandardOpenOption.READ,
             StandardOpenOption.WRITE))
         {
-            channel.map(FileChannel.MapMode.READ_WRITE, 0, 4096, arena).set(ValueLayout.JAVA_INT, QP_RQ_DEPTH_OFFSET, 0);
+            channel.map(FileChannel.MapMode.READ_WRITE, 0, 4096, arena)
+                .set(ValueLayout.JAVA_INT, QP_RQ_DEPTH_OFFSET, 0);
         }
         final QueuePair initiatorQp = initiator.allocateProtectionDomain().createQueuePair(
             new QueuePairConfig().completionQueue(initiator.createCompletionQueue(16)).maxSendWorkRequests(16)

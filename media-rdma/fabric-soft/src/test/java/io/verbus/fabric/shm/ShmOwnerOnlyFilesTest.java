@@ -45,7 +45,8 @@ class ShmOwnerOnlyFilesTest
     void shouldCreateEveryDirectoryAndFileForTheOwnerOnly() throws Exception
     {
         final Path directory = parent.resolve("fabric");
-        try (Fabric fabric = Fabrics.open("shm", new FabricContext().shmDirectory(directory).hugetlbfsDirectory("none"));
+        try (Fabric fabric = Fabrics.open(
+                "shm", new FabricContext().shmDirectory(directory).hugetlbfsDirectory("none"));
             Device device = fabric.openDevice())
         {
             final MemorySegment ring = device.allocateMemory(64 * 1024);

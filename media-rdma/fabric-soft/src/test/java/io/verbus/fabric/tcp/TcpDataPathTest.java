@@ -248,7 +248,8 @@ class TcpDataPathTest
             batch.add().write(posted, source.address() + 8L * slot, 8, source.lkey(), sink.address() + 8L * slot,
                 sink.rkey(), SendFlags.INLINE);
             batch.add().write(posted, source.address() + 8L * slot, 8, source.lkey(),
-                sink.address() + 8L * slots, sink.rkey(), SendFlags.INLINE | (posted % 64 == 63 ? SendFlags.SIGNALED : 0));
+                sink.address() + 8L * slots, sink.rkey(),
+                SendFlags.INLINE | (posted % 64 == 63 ? SendFlags.SIGNALED : 0));
             final int result = requester.postSend(batch);
             if (result == PostResult.OK)
             {

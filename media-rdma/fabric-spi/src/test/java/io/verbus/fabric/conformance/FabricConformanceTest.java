@@ -856,7 +856,8 @@ public abstract class FabricConformanceTest
         // Keep posting one WRITE at a time: the death is found within the provider's bounded detection time.
         while (System.nanoTime() < deadlineNs && null == first)
         {
-            batch.add().write(10, localAddress(0), 8, local.lkey(), region.address(), region.rkey(), SendFlags.SIGNALED);
+            batch.add().write(
+                10, localAddress(0), 8, local.lkey(), region.address(), region.rkey(), SendFlags.SIGNALED);
             assertEquals(PostResult.OK, post());
             final Done done = awaitOne(TIMEOUT_MS);
             if (done.status() != WorkCompletionStatus.SUCCESS)
@@ -918,7 +919,8 @@ public abstract class FabricConformanceTest
         while (posted < count && System.nanoTime() < deadlineNs)
         {
             pair.clear();
-            pair.add().write(posted, local.address(), 8, local.lkey(), region.address(), region.rkey(), SendFlags.INLINE);
+            pair.add().write(
+                posted, local.address(), 8, local.lkey(), region.address(), region.rkey(), SendFlags.INLINE);
             pair.add().write(posted + 1, local.address() + 64, 100, local.lkey(), region.address() + 64, region.rkey(),
                 (posted + 2) % 4 == 0 ? SendFlags.SIGNALED : 0);
             if (qp.postSend(pair) == PostResult.OK)

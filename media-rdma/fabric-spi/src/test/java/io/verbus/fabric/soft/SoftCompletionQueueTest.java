@@ -13,7 +13,8 @@ import static org.junit.jupiter.api.Assertions.*;
 class SoftCompletionQueueTest
 {
     private final List<Long> reclaimed = new ArrayList<>();
-    private final SoftCompletionQueue.SlotReclaimer reclaimer = (receive, index) -> reclaimed.add(receive ? -index : index);
+    private final SoftCompletionQueue.SlotReclaimer reclaimer =
+        (receive, index) -> reclaimed.add(receive ? -index : index);
 
     private boolean offer(final SoftCompletionQueue cq, final long wrId)
     {

@@ -10,9 +10,10 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * The hot-path verbs of one device context: {@code ibv_post_send}, {@code ibv_post_recv},
- * {@code ibv_poll_cq}, {@code ibv_req_notify_cq} and {@code ibv_post_srq_recv} are static inline functions in {@code <infiniband/verbs.h>} that jump through the
- * provider's function table in {@code struct ibv_context.ops}. There is no symbol to look up, so this reads
- * their function pointers from the opened context and makes downcall handles on those addresses.
+ * {@code ibv_poll_cq}, {@code ibv_req_notify_cq} and {@code ibv_post_srq_recv} are static inline functions in
+ * {@code <infiniband/verbs.h>} that jump through the provider's function table in {@code struct ibv_context.ops}.
+ * There is no symbol to look up, so this reads their function pointers from the opened context and makes downcall
+ * handles on those addresses.
  * <p>
  * The handles are critical ({@link Linker.Option#critical(boolean)}): no thread-state transition around the
  * call. That is right for these functions only because a provider's post and poll never block, never call

@@ -46,12 +46,14 @@ final class LibIbverbs
     final MethodHandle closeDevice;        // int (struct ibv_context *)
     final MethodHandle queryDevice;        // int (struct ibv_context *, struct ibv_device_attr *)
     final MethodHandle queryPort;          // int (struct ibv_context *, uint8_t, struct ibv_port_attr *)
-    final MethodHandle queryGidEx;         // int (ctx, uint32_t port, uint32_t index, struct ibv_gid_entry *, uint32_t flags, size_t)
+    final MethodHandle queryGidEx;         // int (ctx, uint32_t port, uint32_t index, struct ibv_gid_entry *,
+                                           //      uint32_t flags, size_t)
     final MethodHandle allocPd;            // struct ibv_pd *(ctx), errno
     final MethodHandle deallocPd;          // int (struct ibv_pd *)
     final MethodHandle regMr;              // struct ibv_mr *(pd, void *, size_t, int access), errno
     final MethodHandle deregMr;            // int (struct ibv_mr *)
-    final MethodHandle createCq;           // struct ibv_cq *(ctx, int cqe, void *cq_context, channel *, int vector), errno
+    final MethodHandle createCq;           // struct ibv_cq *(ctx, int cqe, void *cq_context, channel *, int vector),
+                                           //      errno
     final MethodHandle destroyCq;          // int (struct ibv_cq *)
     final MethodHandle createQp;           // struct ibv_qp *(pd, struct ibv_qp_init_attr *), errno
     final MethodHandle destroyQp;          // int (struct ibv_qp *)
@@ -83,7 +85,8 @@ final class LibIbverbs
         closeDevice = bind(linker, lookup, "ibv_close_device", FunctionDescriptor.of(JAVA_INT, ADDRESS));
         queryDevice = bind(linker, lookup, "ibv_query_device", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
         // The header's ibv_query_port is a macro over this exported compat entry, which fills the classic struct.
-        queryPort = bind(linker, lookup, "ibv_query_port", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, ADDRESS));
+        queryPort = bind(
+            linker, lookup, "ibv_query_port", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_BYTE, ADDRESS));
         queryGidEx = bind(linker, lookup, "_ibv_query_gid_ex",
             FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG));
         allocPd = bind(linker, lookup, "ibv_alloc_pd", FunctionDescriptor.of(ADDRESS, ADDRESS), errno);

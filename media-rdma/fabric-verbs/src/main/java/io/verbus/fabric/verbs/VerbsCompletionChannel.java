@@ -42,7 +42,8 @@ final class VerbsCompletionChannel implements CompletionChannel
         try
         {
             capture = LibIbverbs.newErrnoCapture(arena);
-            final MemorySegment created = (MemorySegment)device.lib.createCompChannel.invokeExact(capture, device.context);
+            final MemorySegment created =
+                (MemorySegment)device.lib.createCompChannel.invokeExact(capture, device.context);
             if (MemorySegment.NULL.equals(created))
             {
                 throw new FabricException("ibv_create_comp_channel on " + device.name() + " failed with " +

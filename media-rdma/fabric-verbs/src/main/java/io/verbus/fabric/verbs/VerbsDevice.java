@@ -618,14 +618,16 @@ public final class VerbsDevice implements Device
             final MemorySegment pd = (MemorySegment)lib.allocPd.invokeExact(capture, context);
             if (MemorySegment.NULL.equals(pd))
             {
-                throw new FabricException("ibv_alloc_pd failed with " + LibIbverbs.describeErrno(LibIbverbs.errno(capture)));
+                throw new FabricException(
+                    "ibv_alloc_pd failed with " + LibIbverbs.describeErrno(LibIbverbs.errno(capture)));
             }
             final MemorySegment cq = (MemorySegment)lib.createCq.invokeExact(
                 capture, context, 2, MemorySegment.NULL, MemorySegment.NULL, 0);
             if (MemorySegment.NULL.equals(cq))
             {
                 call(lib.deallocPd, pd);
-                throw new FabricException("ibv_create_cq failed with " + LibIbverbs.describeErrno(LibIbverbs.errno(capture)));
+                throw new FabricException(
+                    "ibv_create_cq failed with " + LibIbverbs.describeErrno(LibIbverbs.errno(capture)));
             }
             try
             {

@@ -94,7 +94,8 @@ final class VerbsProtectionDomain implements ProtectionDomain
         {
             srq = null;
         }
-        else if (config.sharedReceiveQueue() instanceof VerbsSharedReceiveQueue verbs && verbs.protectionDomain() == this)
+        else if (config.sharedReceiveQueue() instanceof VerbsSharedReceiveQueue verbs &&
+            verbs.protectionDomain() == this)
         {
             srq = verbs;
         }

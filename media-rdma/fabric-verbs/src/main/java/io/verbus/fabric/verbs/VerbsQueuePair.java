@@ -293,7 +293,8 @@ public final class VerbsQueuePair implements QueuePair
             final int rc = (int)device.lib.queryQp.invokeExact(qp, attr, IBV_QP_STATE, init);
             if (rc != 0)
             {
-                throw new FabricException("ibv_query_qp(QP " + qpNumber + ") failed with " + LibIbverbs.describeErrno(rc));
+                throw new FabricException(
+                    "ibv_query_qp(QP " + qpNumber + ") failed with " + LibIbverbs.describeErrno(rc));
             }
             return switch (attr.get(JAVA_INT, IbvAbi.QpAttr.QP_STATE))
             {
@@ -658,7 +659,9 @@ public final class VerbsQueuePair implements QueuePair
         errored = true;
         VarHandle.acquireFence();
         final long posted = (long)SEND_POSTED.getAcquire(this);
-        for (long sequence = Math.max(errorCursor, (long)SEND_RECLAIMED.getAcquire(this)); sequence < posted; sequence++)
+        for (long sequence = Math.max(errorCursor, (long)SEND_RECLAIMED.getAcquire(this));
+            sequence < posted;
+            sequence++)
         {
             final int slot = (int)(sequence & signaledMask);
             if (sendWrIds[slot] == wrId)

@@ -144,8 +144,10 @@ class VerbsAbiTest
             {
                 continue;
             }
-            final String path = prefix.isEmpty() ? member.name().orElseThrow() : prefix + "." + member.name().orElseThrow();
-            final long offset = base + group.byteOffset(MemoryLayout.PathElement.groupElement(member.name().orElseThrow()));
+            final String path = prefix.isEmpty() ?
+                member.name().orElseThrow() : prefix + "." + member.name().orElseThrow();
+            final long offset =
+                base + group.byteOffset(MemoryLayout.PathElement.groupElement(member.name().orElseThrow()));
             if (member instanceof GroupLayout nested)
             {
                 collectOffsets(structName, path, nested, offset, into);

@@ -68,7 +68,8 @@ class VerbsProviderIT
         a.connect(b.localConnectionInfo());
         b.connect(a.localConnectionInfo());
         memory = device.allocateMemory(64 * 1024);
-        region = pd.registerMemory(memory, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
+        region = pd.registerMemory(
+            memory, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE | AccessFlags.REMOTE_READ);
     }
 
     @AfterEach

@@ -27,7 +27,8 @@ class VerbsQueuePairAttributesTest
         // falls short, 2^17 * 4.096 us = 537 ms covers it.
         assertEquals(6, VerbsQueuePair.RETRY_COUNT);
         assertEquals(17, VerbsQueuePair.ackTimeoutCode(TimeUnit.SECONDS.toNanos(2)));
-        assertEquals(VerbsQueuePair.MIN_ACK_TIMEOUT_CODE, VerbsQueuePair.ackTimeoutCode(TimeUnit.MICROSECONDS.toNanos(10)));
+        assertEquals(
+            VerbsQueuePair.MIN_ACK_TIMEOUT_CODE, VerbsQueuePair.ackTimeoutCode(TimeUnit.MICROSECONDS.toNanos(10)));
         assertEquals(31, VerbsQueuePair.ackTimeoutCode(TimeUnit.DAYS.toNanos(10)));
     }
 

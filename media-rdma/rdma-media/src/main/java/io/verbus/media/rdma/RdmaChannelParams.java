@@ -166,7 +166,8 @@ public final class RdmaChannelParams
             parseDurationNs(TIMEOUT_KEY, uri.get(TIMEOUT_KEY), 1, TIMEOUT_MAX_NS) : TIMEOUT_DEFAULT_NS;
         if (timeoutNs < 2 * heartbeatIntervalNs)
         {
-            throw new IllegalArgumentException("rdma channel: 'timeout' (" + timeoutNs + " ns) must be at least twice " +
+            throw new IllegalArgumentException(
+                "rdma channel: 'timeout' (" + timeoutNs + " ns) must be at least twice " +
                 "'heartbeat' (" + heartbeatIntervalNs + " ns), or a live peer would time out");
         }
 
