@@ -327,9 +327,21 @@ public abstract class AeronApiCompatibility
         assertEquals(Long.MAX_VALUE, image.endOfStreamPosition());
         called("Image.endOfStreamPosition()");
 
-        // Three messages: bounded polls stop at a limit, a peek reads ahead without consuming.
         final int framed = BitUtil.align(MESSAGE_LENGTH + HEADER_LENGTH, FrameDescriptor.FRAME_ALIGNMENT);
         final UnsafeBuffer message = new UnsafeBuffer(new byte[MESSAGE_LENGTH]);
+        checkImagePeekPollAndPosition(verbus, publication, image, message, framed);
+        checkBlockPolls(verbus, publication, subscription, image, message, framed);
+        assertEquals(publication.position(), image.position());
+    }
+
+    private void checkImagePeekPollAndPosition(
+        final Verbus verbus,
+        final ExclusivePublication publication,
+        final Image image,
+        final UnsafeBuffer message,
+        final int framed)
+    {
+        // Three messages: bounded polls stop at a limit, a peek reads ahead without consuming.
         final long start = image.position();
         for (int i = 0; i < 3; i++)
         {
@@ -376,7 +388,9 @@ public abstract class AeronApiCompatibility
         assertEquals(List.of((byte)10, (byte)11), polled);
         called("Image.boundedControlledPoll(ControlledFragmentHandler, long, int)");
 
-        assertThrows(IllegalArgumentException.class, () -> image.position(image.position() - FrameDescriptor.FRAME_ALIGNMENT),
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> image.position(image.position() - FrameDescriptor.FRAME_ALIGNMENT),
             "backwards is out of range");
         assertThrows(IllegalArgumentException.class, () -> image.position(image.position() + 1),
             "a position must be frame aligned");
@@ -387,7 +401,16 @@ public abstract class AeronApiCompatibility
         image.position(end);
         assertEquals(end, image.position(), "the third message is skipped by moving the position");
         called("Image.position(long)");
+    }
 
+    private void checkBlockPolls(
+        final Verbus verbus,
+        final ExclusivePublication publication,
+        final Subscription subscription,
+        final Image image,
+        final UnsafeBuffer message,
+        final int framed)
+    {
         // Block polls: whole frames with the session and term they belong to.
         for (int i = 0; i < 2; i++)
         {
@@ -442,7 +465,6 @@ public abstract class AeronApiCompatibility
         }, verbus::invoke);
         assertEquals(2L * framed, subscriptionBytes[0]);
         called("Subscription.rawPoll(RawBlockHandler, int)");
-        assertEquals(publication.position(), image.position());
     }
 
     private void checkAsyncAddsAndCounters(final Verbus verbus)

@@ -150,7 +150,22 @@ public final class VerbusStat
             err.println("verbus stat: " + ex.getMessage());
             return 1;
         }
+        return watch(out, dirs, countersFiles, once, intervalMs);
+    }
 
+    /**
+     * Print the counters of each dir, once or every {@code intervalMs} until none of the drivers runs; closes the
+     * counters files.
+     *
+     * @return the exit code, 0.
+     */
+    private static int watch(
+        final PrintStream out,
+        final List<Path> dirs,
+        final List<CountersFile> countersFiles,
+        final boolean once,
+        final long intervalMs)
+    {
         try
         {
             final boolean clearScreen = !once && null != System.console();
@@ -251,7 +266,8 @@ public final class VerbusStat
         final PrintStream out, final Path dir, final CountersFile countersFile, final boolean alive)
     {
         out.println("Verbus stat " + Instant.now() + "  dir=" + dir + "  pid=" + countersFile.pid() +
-            (alive ? " (running)" : " (exited)") + "  started=" + Instant.ofEpochMilli(countersFile.startTimestampMs()));
+            (alive ? " (running)" : " (exited)") +
+            "  started=" + Instant.ofEpochMilli(countersFile.startTimestampMs()));
         out.printf("%5s  %-13s  %20s  %s%n", "id", "type", "value", "label");
         final CountersReader reader = countersFile.countersReader();
         reader.forEach((counterId, typeId, keyBuffer, label) -> out.printf("%5d  %-13s  %20d  %s%n",

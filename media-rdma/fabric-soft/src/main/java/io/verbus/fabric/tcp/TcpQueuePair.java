@@ -1009,17 +1009,9 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         {
             return HOLD;
         }
-        final long delayNs = faults.operationDelayNs();
-        if (delayNs > 0)
+        if (isDelayedByFault(connection, nowNs))
         {
-            if (connection.holdSinceNs == NONE)
-            {
-                connection.holdSinceNs = nowNs;
-            }
-            if (nowNs - connection.holdSinceNs < delayNs)
-            {
-                return HOLD;
-            }
+            return HOLD;
         }
 
         final int opcodeOrdinal = in.get(frame + TcpWire.REQUEST_OPCODE_OFFSET);
@@ -1046,17 +1038,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
 
         if (opcode.consumesReceive() && !receiveAvailable())
         {
-            if (connection.lastRnrNakNs == NONE || nowNs - connection.lastRnrNakNs >= RNR_NAK_INTERVAL_NS)
-            {
-                final int offset = connection.reserve(TcpWire.RESPONSE_HEADER_LENGTH);
-                if (offset >= 0)
-                {
-                    writeResponseHeader(connection, offset, TcpWire.TYPE_RNR_NAK, WorkCompletionStatus.SUCCESS,
-                        sequence, 0, TcpWire.RESPONSE_HEADER_LENGTH);
-                    connection.lastRnrNakNs = nowNs;
-                    requestsAcknowledged = sequence; // an RNR NAK acknowledges every earlier request
-                }
-            }
+            sendRnrNakIfDue(connection, sequence, nowNs);
             return HOLD;
         }
         final int responsePayload = opcode == WorkRequestOpcode.RDMA_READ ? length : 0;
@@ -1072,44 +1054,17 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         {
             case RDMA_WRITE, RDMA_WRITE_WITH_IMM ->
             {
-                if (length > 0)
-                {
-                    final SoftMemoryRegion region = localRegions.lookup(rkey);
-                    if (null == region ||
-                        !region.permits(protectionDomainId, remoteAddress, length, AccessFlags.REMOTE_WRITE))
-                    {
-                        status = WorkCompletionStatus.REM_ACCESS_ERR;
-                    }
-                    else
-                    {
-                        if (opcode == WorkRequestOpcode.RDMA_WRITE && faults.crossWriteFraction() > 0)
-                        {
-                            placeNextWriteFirstIfFaulted(connection, in, frame + frameLength);
-                        }
-                        SoftMemoryPlacement.place(connection.readSegment(), payload, region.segment(),
-                            region.offsetOf(remoteAddress), length, faults.writePlacement());
-                    }
-                }
-                if (opcode == WorkRequestOpcode.RDMA_WRITE_WITH_IMM &&
-                    !consumeReceive(status == WorkCompletionStatus.SUCCESS ? status : WorkCompletionStatus.WR_FLUSH_ERR,
-                        WorkCompletionOpcode.RECV_RDMA_WITH_IMM, length, immediate, true, flags))
+                status = applyWrite(
+                    connection, in, frame, frameLength, opcode, flags, remoteAddress, rkey, length, immediate, payload);
+                if (null == status)
                 {
                     return HOLD;
                 }
             }
             case SEND, SEND_WITH_IMM ->
             {
-                final WorkCompletionStatus receiveStatus = placeReceive(connection, payload, length);
-                if (receiveStatus == WorkCompletionStatus.LOC_LEN_ERR)
-                {
-                    status = WorkCompletionStatus.REM_INV_REQ_ERR;
-                }
-                else if (receiveStatus != WorkCompletionStatus.SUCCESS)
-                {
-                    status = WorkCompletionStatus.REM_OP_ERR;
-                }
-                if (!consumeReceive(receiveStatus, WorkCompletionOpcode.RECV, length, immediate,
-                    opcode == WorkRequestOpcode.SEND_WITH_IMM, flags))
+                status = applySend(connection, opcode, flags, length, immediate, payload);
+                if (null == status)
                 {
                     return HOLD;
                 }
@@ -1118,11 +1073,9 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             {
                 if (length > 0)
                 {
-                    readRegion = localRegions.lookup(rkey);
-                    if (null == readRegion ||
-                        !readRegion.permits(protectionDomainId, remoteAddress, length, AccessFlags.REMOTE_READ))
+                    readRegion = readableRegion(rkey, remoteAddress, length);
+                    if (null == readRegion)
                     {
-                        readRegion = null;
                         status = WorkCompletionStatus.REM_ACCESS_ERR;
                     }
                 }
@@ -1130,23 +1083,10 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             case ATOMIC_FETCH_AND_ADD, ATOMIC_CMP_AND_SWP ->
             {
                 final SoftMemoryRegion region = localRegions.lookup(rkey);
-                if ((remoteAddress & (Long.BYTES - 1)) != 0)
+                status = atomicStatus(region, remoteAddress);
+                if (status == WorkCompletionStatus.SUCCESS)
                 {
-                    status = WorkCompletionStatus.REM_INV_REQ_ERR;
-                }
-                else if (null == region ||
-                    !region.permits(protectionDomainId, remoteAddress, Long.BYTES, AccessFlags.REMOTE_ATOMIC))
-                {
-                    status = WorkCompletionStatus.REM_ACCESS_ERR;
-                }
-                else
-                {
-                    final long compareAdd = in.getLong(frame + TcpWire.REQUEST_COMPARE_ADD_OFFSET);
-                    final long offset = region.offsetOf(remoteAddress);
-                    value = opcode == WorkRequestOpcode.ATOMIC_FETCH_AND_ADD ?
-                        (long)LONG.getAndAdd(region.segment(), offset, compareAdd) :
-                        (long)LONG.compareAndExchange(region.segment(), offset, compareAdd,
-                            in.getLong(frame + TcpWire.REQUEST_SWAP_OFFSET));
+                    value = applyAtomic(in, frame, opcode, region, remoteAddress);
                 }
             }
             default -> status = WorkCompletionStatus.REM_INV_REQ_ERR;
@@ -1160,7 +1100,194 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             return CONSUMED;
         }
 
-        // A response of its own: READ data, an atomic result, or a NAK.
+        respond(connection, status, sequence, value, readRegion, remoteAddress, length);
+        return CONSUMED;
+    }
+
+    /**
+     * The operation delay fault: the first frame held starts the clock, and frames are held until the delay has
+     * passed since then.
+     *
+     * @return true to hold the frame.
+     */
+    private boolean isDelayedByFault(final TcpConnection connection, final long nowNs)
+    {
+        final long delayNs = faults.operationDelayNs();
+        if (delayNs > 0)
+        {
+            if (connection.holdSinceNs == NONE)
+            {
+                connection.holdSinceNs = nowNs;
+            }
+            return nowNs - connection.holdSinceNs < delayNs;
+        }
+        return false;
+    }
+
+    /**
+     * @return the local region the rkey names when it permits a remote read of the range, else null.
+     */
+    private SoftMemoryRegion readableRegion(final int rkey, final long remoteAddress, final int length)
+    {
+        final SoftMemoryRegion region = localRegions.lookup(rkey);
+        if (null == region ||
+            !region.permits(protectionDomainId, remoteAddress, length, AccessFlags.REMOTE_READ))
+        {
+            return null;
+        }
+        return region;
+    }
+
+    /**
+     * Answer a SEND or WRITE with immediate that found no posted receive with an RNR NAK, at most once per
+     * {@link #RNR_NAK_INTERVAL_NS} and only when the write buffer has room; the frame itself is held.
+     */
+    private void sendRnrNakIfDue(final TcpConnection connection, final long sequence, final long nowNs)
+        throws IOException
+    {
+        if (connection.lastRnrNakNs == NONE || nowNs - connection.lastRnrNakNs >= RNR_NAK_INTERVAL_NS)
+        {
+            final int offset = connection.reserve(TcpWire.RESPONSE_HEADER_LENGTH);
+            if (offset >= 0)
+            {
+                writeResponseHeader(connection, offset, TcpWire.TYPE_RNR_NAK, WorkCompletionStatus.SUCCESS,
+                    sequence, 0, TcpWire.RESPONSE_HEADER_LENGTH);
+                connection.lastRnrNakNs = nowNs;
+                requestsAcknowledged = sequence; // an RNR NAK acknowledges every earlier request
+            }
+        }
+    }
+
+    /**
+     * Apply an RDMA WRITE or WRITE with immediate: place the payload in the local region the rkey names, then for
+     * the immediate consume a receive (flushed when the access check failed).
+     *
+     * @return the completion status, or {@code null} to hold the frame (the receive could not be completed yet).
+     */
+    private WorkCompletionStatus applyWrite(
+        final TcpConnection connection,
+        final ByteBuffer in,
+        final int frame,
+        final int frameLength,
+        final WorkRequestOpcode opcode,
+        final int flags,
+        final long remoteAddress,
+        final int rkey,
+        final int length,
+        final int immediate,
+        final long payload)
+    {
+        WorkCompletionStatus status = WorkCompletionStatus.SUCCESS;
+        if (length > 0)
+        {
+            final SoftMemoryRegion region = localRegions.lookup(rkey);
+            if (null == region ||
+                !region.permits(protectionDomainId, remoteAddress, length, AccessFlags.REMOTE_WRITE))
+            {
+                status = WorkCompletionStatus.REM_ACCESS_ERR;
+            }
+            else
+            {
+                if (opcode == WorkRequestOpcode.RDMA_WRITE && faults.crossWriteFraction() > 0)
+                {
+                    placeNextWriteFirstIfFaulted(connection, in, frame + frameLength);
+                }
+                SoftMemoryPlacement.place(connection.readSegment(), payload, region.segment(),
+                    region.offsetOf(remoteAddress), length, faults.writePlacement());
+            }
+        }
+        if (opcode == WorkRequestOpcode.RDMA_WRITE_WITH_IMM &&
+            !consumeReceive(status == WorkCompletionStatus.SUCCESS ? status : WorkCompletionStatus.WR_FLUSH_ERR,
+                WorkCompletionOpcode.RECV_RDMA_WITH_IMM, length, immediate, true, flags))
+        {
+            return null;
+        }
+        return status;
+    }
+
+    /**
+     * Apply a SEND or SEND with immediate: place the payload in the next posted receive and complete it.
+     *
+     * @return the completion status for the requester, or {@code null} to hold the frame (the receive could not be
+     * completed yet).
+     */
+    private WorkCompletionStatus applySend(
+        final TcpConnection connection,
+        final WorkRequestOpcode opcode,
+        final int flags,
+        final int length,
+        final int immediate,
+        final long payload)
+    {
+        WorkCompletionStatus status = WorkCompletionStatus.SUCCESS;
+        final WorkCompletionStatus receiveStatus = placeReceive(connection, payload, length);
+        if (receiveStatus == WorkCompletionStatus.LOC_LEN_ERR)
+        {
+            status = WorkCompletionStatus.REM_INV_REQ_ERR;
+        }
+        else if (receiveStatus != WorkCompletionStatus.SUCCESS)
+        {
+            status = WorkCompletionStatus.REM_OP_ERR;
+        }
+        if (!consumeReceive(receiveStatus, WorkCompletionOpcode.RECV, length, immediate,
+            opcode == WorkRequestOpcode.SEND_WITH_IMM, flags))
+        {
+            return null;
+        }
+        return status;
+    }
+
+    /**
+     * The checks an atomic must pass: an 8-byte aligned address in a region that permits remote atomics.
+     */
+    private WorkCompletionStatus atomicStatus(final SoftMemoryRegion region, final long remoteAddress)
+    {
+        if ((remoteAddress & (Long.BYTES - 1)) != 0)
+        {
+            return WorkCompletionStatus.REM_INV_REQ_ERR;
+        }
+        if (null == region ||
+            !region.permits(protectionDomainId, remoteAddress, Long.BYTES, AccessFlags.REMOTE_ATOMIC))
+        {
+            return WorkCompletionStatus.REM_ACCESS_ERR;
+        }
+        return WorkCompletionStatus.SUCCESS;
+    }
+
+    /**
+     * Apply a checked FETCH_AND_ADD or CMP_AND_SWP to the region.
+     *
+     * @return the value the location held before.
+     */
+    private static long applyAtomic(
+        final ByteBuffer in,
+        final int frame,
+        final WorkRequestOpcode opcode,
+        final SoftMemoryRegion region,
+        final long remoteAddress)
+    {
+        final long compareAdd = in.getLong(frame + TcpWire.REQUEST_COMPARE_ADD_OFFSET);
+        final long offset = region.offsetOf(remoteAddress);
+        return opcode == WorkRequestOpcode.ATOMIC_FETCH_AND_ADD ?
+            (long)LONG.getAndAdd(region.segment(), offset, compareAdd) :
+            (long)LONG.compareAndExchange(region.segment(), offset, compareAdd,
+                in.getLong(frame + TcpWire.REQUEST_SWAP_OFFSET));
+    }
+
+    /**
+     * A response of its own: READ data, an atomic result, or a NAK; the request counts as applied and acknowledged,
+     * and a responder that NAKs goes to ERR.
+     */
+    private void respond(
+        final TcpConnection connection,
+        final WorkCompletionStatus status,
+        final long sequence,
+        final long value,
+        final SoftMemoryRegion readRegion,
+        final long remoteAddress,
+        final int length)
+        throws IOException
+    {
         final int payloadLength = null != readRegion ? length : 0;
         final int responseLength = TcpWire.RESPONSE_HEADER_LENGTH + payloadLength;
         final int offset = connection.reserve(responseLength);
@@ -1179,7 +1306,6 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             // A responder that NAKs an access or invalid request goes to ERR, as on RC hardware.
             enterError();
         }
-        return CONSUMED;
     }
 
     /**
