@@ -516,7 +516,9 @@ public final class RdmaSender implements MediaSender
     private void sendEndOfStream()
     {
         scan();
-        final long deadlineNs = clock.nanoTime() + Math.min(END_OF_STREAM_WAIT_NS, params.timeoutNs());
+        // The bound is wall time, not the driver's clock: a user-supplied NanoClock that stands still (a test's
+        // manual clock) must not turn close() into an endless wait on a subscriber that never completes.
+        final long deadlineNs = System.nanoTime() + Math.min(END_OF_STREAM_WAIT_NS, params.timeoutNs());
         for (final SubscriberConnection connection : connections)
         {
             if (!connection.ready || connection.closeRequested)
@@ -524,7 +526,7 @@ public final class RdmaSender implements MediaSender
                 continue;
             }
             while (connection.sentPosition < scanPosition && !connection.closeRequested &&
-                clock.nanoTime() - deadlineNs < 0)
+                System.nanoTime() - deadlineNs < 0)
             {
                 if (0 == send(connection, clock.nanoTime()))
                 {
@@ -538,7 +540,7 @@ public final class RdmaSender implements MediaSender
             }
             final long endOfStreamSeq = connection.wrsPosted;
             while (connection.wrsCompleted < endOfStreamSeq && !connection.closeRequested &&
-                clock.nanoTime() - deadlineNs < 0)
+                System.nanoTime() - deadlineNs < 0)
             {
                 connection.reapCompletions(completions);
                 Thread.yield();
@@ -551,7 +553,7 @@ public final class RdmaSender implements MediaSender
         while (!connection.hasRoomFor(1))
         {
             connection.reapCompletions(completions);
-            if (connection.closeRequested || clock.nanoTime() - deadlineNs >= 0)
+            if (connection.closeRequested || System.nanoTime() - deadlineNs >= 0)
             {
                 return false;
             }
