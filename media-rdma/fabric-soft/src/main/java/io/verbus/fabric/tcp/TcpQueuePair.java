@@ -57,6 +57,10 @@ import java.util.concurrent.TimeUnit;
  * <b>Acknowledgement.</b> Responses are cumulative ({@link TcpWire}): the responder answers at once what the
  * requester waits for (signaled WRs, READ, atomics, errors, RNR) and acknowledges unsignaled WRs together within
  * {@link #MAX_ACK_DELAY_NS}, so an unsignaled WRITE costs the responder no write system call.
+ * <p>
+ * <b>RNR.</b> A SEND or WRITE with immediate that finds no receive is held by the responder, which sends RNR NAKs
+ * and, once the RNR budget the request carries is spent, drops it and answers RNR_RETRY_EXC_ERR: the responder
+ * decides, so a request the requester reports as failed is never delivered to a receive posted later.
  */
 final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Progress
 {
@@ -1010,7 +1014,8 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      *
      * @return {@link #CONSUMED}, {@link #HOLD} to retry the same frame later (RNR, not yet RTR, delay fault,
      * full CQ or write buffer), {@link #DROP} for a malformed frame, or {@link #DISCARD} to drop it unanswered (a
-     * responder in ERR is silent, so the requester times out as it would against hardware).
+     * responder in ERR is silent, so the requester times out as it would against hardware; after an ended RNR wait
+     * the requester is in ERR and what it sent behind the failed request is dropped).
      */
     int onRequest(
         final TcpConnection connection, final ByteBuffer in, final int frame, final int frameLength, final long nowNs)

@@ -52,9 +52,10 @@ final class TcpWire
     static final int REQUEST_IMMEDIATE_OFFSET = 32;
     /**
      * int: how long, in microseconds, the requester retries an RNR-NAKed SEND or WRITE_WITH_IMM (its RNR timeout
-     * times its retry count), or {@link #RNR_BUDGET_INFINITE}. The responder, which holds the request, is the one
-     * that ends the wait: when the budget has passed since it first found no receive, it drops the request and NAKs
-     * it RNR_RETRY_EXC_ERR, so a request its requester gave up on is never delivered to a receive posted later.
+     * times its retry count), or {@link #RNR_BUDGET_INFINITE} (any negative value: forever). The responder, which
+     * holds the request, is the one that ends the wait: when the budget has passed since it first found no receive,
+     * it drops the request and NAKs it RNR_RETRY_EXC_ERR, so a request its requester gave up on is never delivered
+     * to a receive posted later.
      */
     static final int REQUEST_RNR_BUDGET_US_OFFSET = 36;
     static final int REQUEST_HEADER_LENGTH = 40;
