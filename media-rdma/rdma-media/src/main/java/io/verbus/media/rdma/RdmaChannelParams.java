@@ -48,12 +48,17 @@ public final class RdmaChannelParams
      * Verbus, not the media).
      */
     public static final String SESSION_ID_KEY = "session-id";
+    /**
+     * {@code commit=counter|imm|auto}: how the publisher tells the image that data has landed ({@link CommitMode});
+     * both ends must agree (the handshake refuses two different explicit modes).
+     */
+    public static final String COMMIT_KEY = "commit";
 
     /** Every key an {@code rdma:} channel accepts; the media factory hands this set to the URI validator. */
     public static final Set<String> SUPPORTED_KEYS = Set.of(
         ENDPOINT_KEY, PROVIDER_KEY, TERM_LENGTH_KEY, MTU_KEY, WINDOW_KEY, FLOW_CONTROL_KEY, GROUP_TAG_KEY,
         INLINE_KEY, SIGNAL_EVERY_KEY, QUEUE_DEPTH_KEY, HEARTBEAT_KEY, TIMEOUT_KEY, SECRET_FILE_KEY, SECRET_KEY,
-        SESSION_ID_KEY);
+        SESSION_ID_KEY, COMMIT_KEY);
 
     /** The keys only this media reads: {@link #SUPPORTED_KEYS} less bus-core's {@link ChannelUri#COMMON_KEYS}. */
     public static final Set<String> MEDIA_KEYS = mediaKeys();
@@ -111,6 +116,7 @@ public final class RdmaChannelParams
     private final boolean secretRequired;
     private final boolean sessionIdSet;
     private final int sessionId;
+    private final CommitMode commitMode;
 
     private RdmaChannelParams(final ChannelUri uri)
     {
@@ -183,6 +189,7 @@ public final class RdmaChannelParams
                 secret + "'");
         }
         secretRequired = null != secret && "required".equals(secret.trim());
+        commitMode = parseEnum(COMMIT_KEY, uri.get(COMMIT_KEY), CommitMode.COUNTER, CommitMode.values());
     }
 
     /**
@@ -296,6 +303,12 @@ public final class RdmaChannelParams
     public int queueDepth()
     {
         return queueDepth;
+    }
+
+    /** @return the channel's {@code commit} mode as configured ({@code auto} is resolved per connection). */
+    public CommitMode commitMode()
+    {
+        return commitMode;
     }
 
     /** @return true when the channel names a {@code session-id}. */
@@ -445,6 +458,7 @@ public final class RdmaChannelParams
         return "RdmaChannelParams{endpoint=" + endpointHost + ":" + endpointPort + ", provider=" + provider +
             ", termLength=" + termLength + ", window=" + windowLength + ", fc=" + flowControl +
             (groupTagSet ? ", gtag=" + groupTag : "") + ", inline=" + inlineLength + ", signalEvery=" + signalEvery +
-            ", queueDepth=" + queueDepth + ", heartbeatNs=" + heartbeatIntervalNs + ", timeoutNs=" + timeoutNs + "}";
+            ", queueDepth=" + queueDepth + ", heartbeatNs=" + heartbeatIntervalNs + ", timeoutNs=" + timeoutNs +
+            ", commit=" + commitMode.keyValue() + "}";
     }
 }

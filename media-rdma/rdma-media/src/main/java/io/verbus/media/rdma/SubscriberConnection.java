@@ -28,6 +28,8 @@ final class SubscriberConnection extends RcLink
     final boolean hasGroupTag;
     final long groupTag;
     final int inlineLimit;
+    /** commit=imm: turns position-block WRITEs into WRITE_WITH_IMMs within the subscriber's RECVs; null: counter. */
+    final ImmediateCommit immediateCommit;
 
     volatile long joinPosition = -1;
     volatile boolean ready;
@@ -53,6 +55,7 @@ final class SubscriberConnection extends RcLink
         final boolean hasGroupTag,
         final long groupTag,
         final int inlineLimit,
+        final ImmediateCommit immediateCommit,
         final RdmaCounters.Connection counters,
         final SocketMessageTransport transport)
     {
@@ -68,5 +71,6 @@ final class SubscriberConnection extends RcLink
         this.hasGroupTag = hasGroupTag;
         this.groupTag = groupTag;
         this.inlineLimit = inlineLimit;
+        this.immediateCommit = immediateCommit;
     }
 }
