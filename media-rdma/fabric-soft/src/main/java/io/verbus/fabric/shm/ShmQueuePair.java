@@ -194,12 +194,16 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
 
     int progressSend()
     {
-        if (faults.isKilled() || isClosed() || !sendBusy.compareAndSet(false, true))
+        if (faults.isKilled() || !sendBusy.compareAndSet(false, true))
         {
             return 0;
         }
         try
         {
+            if (isClosed())
+            {
+                return 0; // checked after taking the flag: close() sets closed, then waits for the flag (Dekker)
+            }
             adoptSharedState();
             final long tail = sendTail();
             if (sqNext == tail)
@@ -262,7 +266,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         }
         finally
         {
-            sendBusy.set(false);
+            sendBusy.lazySet(false); // a release store: a volatile one would be a full fence on every post
         }
     }
 
@@ -609,12 +613,16 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
 
     int progressReceive()
     {
-        if (faults.isKilled() || isClosed() || !receiveBusy.compareAndSet(false, true))
+        if (faults.isKilled() || !receiveBusy.compareAndSet(false, true))
         {
             return 0;
         }
         try
         {
+            if (isClosed())
+            {
+                return 0; // checked after taking the flag: close() sets closed, then waits for the flag (Dekker)
+            }
             adoptSharedState();
             int work = 0;
             final long depositedByPeer = (long)LONG.getAcquire(file, (long)QP_DEPOSITED_OFFSET);
@@ -686,7 +694,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         }
         finally
         {
-            receiveBusy.set(false);
+            receiveBusy.lazySet(false);
         }
     }
 
