@@ -351,8 +351,13 @@ public final class RdmaSender implements MediaSender
             position += alignedLength;
             frames++;
         }
-        scanPosition = position;
-        return frames > 0 ? 1 : 0;
+        if (frames > 0)
+        {
+            scanPosition = position;
+            log.mediaScanPosition(position);
+            return 1;
+        }
+        return 0;
     }
 
     private int send(final SubscriberConnection connection, final long nowNs)
