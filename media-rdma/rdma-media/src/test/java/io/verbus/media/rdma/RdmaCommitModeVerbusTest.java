@@ -4,14 +4,12 @@ import io.verbus.ExclusivePublication;
 import io.verbus.Subscription;
 import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
-import io.verbus.fabric.FabricContext;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersReader;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -27,44 +25,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * driver's agents run the rest; the subscription's poll reaps the immediates. Every message is checked, and the
  * counters say which mode ran and how many immediates were reaped.
  */
+@ExtendWith(RdmaTestProperties.class)
 class RdmaCommitModeVerbusTest
 {
     private static final long MESSAGES = 200_000;
 
     @TempDir
-    static Path fabricDir;
-
-    @TempDir
     Path dir;
-
-    private static String previousSecret;
-    private static String previousShmDir;
-
-    @BeforeAll
-    static void configure()
-    {
-        previousSecret = System.setProperty(RdmaSecret.SECRET_PROP_NAME, "verbus-commit-mode-secret-0123456789");
-        previousShmDir = System.setProperty(FabricContext.SHM_DIR_PROP_NAME, fabricDir.toString());
-    }
-
-    @AfterAll
-    static void restore()
-    {
-        restore(RdmaSecret.SECRET_PROP_NAME, previousSecret);
-        restore(FabricContext.SHM_DIR_PROP_NAME, previousShmDir);
-    }
-
-    private static void restore(final String name, final String value)
-    {
-        if (null == value)
-        {
-            System.clearProperty(name);
-        }
-        else
-        {
-            System.setProperty(name, value);
-        }
-    }
 
     @Test
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
