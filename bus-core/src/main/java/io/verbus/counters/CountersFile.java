@@ -98,7 +98,7 @@ public final class CountersFile implements AutoCloseable
         final Path path = dir.resolve(FILE_NAME);
         try
         {
-            io.verbus.memory.OwnerOnlyFiles.ensureDirectory(dir, "Verbus dir");
+            io.verbus.common.OwnerOnlyFiles.ensureDirectory(dir, "Verbus dir");
             if (Files.exists(path))
             {
                 final long pid = readPid(path);
@@ -119,7 +119,7 @@ public final class CountersFile implements AutoCloseable
             final MemorySegment segment;
             try (FileChannel channel = FileChannel.open(path,
                 java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE),
-                io.verbus.memory.OwnerOnlyFiles.fileAttribute()))
+                io.verbus.common.OwnerOnlyFiles.fileAttribute()))
             {
                 segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, fileLength, arena);
             }

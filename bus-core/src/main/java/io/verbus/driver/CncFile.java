@@ -102,7 +102,7 @@ public final class CncFile implements AutoCloseable
         {
             Files.deleteIfExists(path);
             io.verbus.memory.MemoryMapper.checkSpace(dir, length, path);
-            Files.createFile(path, io.verbus.memory.OwnerOnlyFiles.fileAttribute());
+            Files.createFile(path, io.verbus.common.OwnerOnlyFiles.fileAttribute());
             final MappedByteBuffer mapped = IoUtil.mapExistingFile(path.toFile(), FILE_NAME, 0, length);
             final UnsafeBuffer header = new UnsafeBuffer(mapped, 0, HEADER_LENGTH);
             header.setMemory(0, HEADER_LENGTH, (byte)0);

@@ -1,5 +1,7 @@
 package io.verbus.memory;
 
+import io.verbus.common.OwnerOnlyFiles;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;

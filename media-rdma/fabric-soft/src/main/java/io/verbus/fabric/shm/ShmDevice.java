@@ -1,5 +1,6 @@
 package io.verbus.fabric.shm;
 
+import io.verbus.common.OwnerOnlyFiles;
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.DeviceAttributes;
 import io.verbus.fabric.FabricContext;
@@ -9,7 +10,6 @@ import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.PortAttributes;
 import io.verbus.fabric.PortState;
 import io.verbus.fabric.QueuePairConfig;
-import io.verbus.fabric.soft.OwnerOnlyFiles;
 import io.verbus.fabric.soft.SoftDevice;
 import io.verbus.fabric.soft.SoftMemoryRegion;
 import io.verbus.fabric.soft.SoftProtectionDomain;

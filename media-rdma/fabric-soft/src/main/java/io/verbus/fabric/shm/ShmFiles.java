@@ -41,7 +41,7 @@ final class ShmFiles
         // rw-------: the peers that map it run as the same user, and a ring file holds every message.
         try (FileChannel channel = FileChannel.open(path,
             java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE),
-            io.verbus.fabric.soft.OwnerOnlyFiles.fileAttribute()))
+            io.verbus.common.OwnerOnlyFiles.fileAttribute()))
         {
             if (preTouch)
             {

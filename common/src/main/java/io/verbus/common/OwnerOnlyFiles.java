@@ -1,4 +1,4 @@
-package io.verbus.fabric.soft;
+package io.verbus.common;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,12 +12,14 @@ import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * Directories and files only this process's user can read or write, for the soft providers: the shm fabric
- * directory and device directories are created 0700, their files 0600 (a ring file holds every message), so shm
- * peers must run as the same user. A directory that already exists must belong to this user, both the entry itself
- * and, if it is a symbolic link, what it points to: one created by another user could be read, replaced or filled by
- * that user, so it is refused. One of ours that is open to group or others is closed to them. (bus-core has a twin
- * of this class for the Verbus dir; neither module depends on the other.)
+ * Directories and files only this process's user can read or write: the Verbus dir and the shm fabric directories
+ * are created 0700, the files in them 0600 (mapped logs and ring files hold every message; the counters show what
+ * runs), so shm peers must run as the same user. A directory that already exists must belong to this user, both the
+ * entry itself and, if it is a symbolic link, what it points to: one created by another user could be read, replaced
+ * or filled by that user, so it is refused. One of ours that is open to group or others is closed to them.
+ * <p>
+ * Used by bus-core (the Verbus dir) and the soft fabric providers (the shm directories), which may not depend on each
+ * other.
  */
 public final class OwnerOnlyFiles
 {
