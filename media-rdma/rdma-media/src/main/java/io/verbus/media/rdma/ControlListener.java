@@ -115,8 +115,9 @@ final class ControlListener implements AutoCloseable
         }
         key = key(host, serverSocket.getLocalPort());
         // Reused, not one per connection: under a flood of hostile connections, creating and ending a platform thread
-        // for each was most of what one cost the publisher. A thread is taken only when none is idle, so there are
-        // never more than connections being served (bounded by the pending handshakes and the admitted subscribers).
+        // for each was most of what one cost the publisher. A thread is started only when none is idle, so there are
+        // never more than the most connections served at once in the last 30 s (each bounded by the pending
+        // handshakes plus the admitted subscribers).
         connectionThreads = new ThreadPoolExecutor(0, Integer.MAX_VALUE, IDLE_CONNECTION_THREAD_KEEP_ALIVE_S,
             TimeUnit.SECONDS, new SynchronousQueue<>(),
             Thread.ofPlatform().daemon().name("verbus-rdma-connection-" + port() + "-", 0).factory());
