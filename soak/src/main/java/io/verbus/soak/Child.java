@@ -75,6 +75,8 @@ final class Child
         command.add("-XX:+UseSerialGC");
         command.add("-XX:-UsePerfData"); // no hsperfdata file a kill -9 would leave behind
         command.add("-XX:ErrorFile=" + workDir.resolve("hs_err_pid%p.log"));
+        // Milliseconds in every log line: a kill, the publisher's drop of the connection and a stall are compared.
+        command.add("-Djava.util.logging.SimpleFormatter.format=%1$tF %1$tT.%1$tL %4$s %2$s: %5$s%6$s%n");
         command.addAll(extraJvmArgs);
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));

@@ -64,6 +64,8 @@ final class HandshakeFuzzer
     private final AtomicLong nextSlotNs = new AtomicLong(System.nanoTime());
     private final List<Thread> threads = new ArrayList<>();
     private volatile boolean running = true;
+    private volatile long startNs;
+    private volatile long stopNs;
 
     /** How one connection ended. */
     enum Outcome
@@ -86,6 +88,7 @@ final class HandshakeFuzzer
 
     void start(final int threadCount, final String name)
     {
+        startNs = System.nanoTime();
         for (int i = 0; i < threadCount; i++)
         {
             final long seed = System.nanoTime() * 31 + i;
@@ -101,6 +104,14 @@ final class HandshakeFuzzer
         {
             thread.join(REPLY_TIMEOUT_MS + CONNECT_TIMEOUT_MS);
         }
+        stopNs = System.nanoTime();
+    }
+
+    /** @return completed attempts per second from start to stop (or to now while running). */
+    double ratePerSecond()
+    {
+        final long endNs = 0 == stopNs ? System.nanoTime() : stopNs;
+        return endNs > startNs ? fuzzed.get() * 1e9 / (endNs - startNs) : 0;
     }
 
     long failureCount()
@@ -130,8 +141,6 @@ final class HandshakeFuzzer
         {
             awaitSlot();
             final int fuzzCase = client.random.nextInt(CASES);
-            perCase.incrementAndGet(fuzzCase);
-            fuzzed.incrementAndGet();
             record(fuzzCase, client.connectAndRun(fuzzCase));
         }
     }
@@ -142,8 +151,6 @@ final class HandshakeFuzzer
         final Client client = new Client(new SplittableRandom(System.nanoTime()));
         while (running)
         {
-            fuzzed.incrementAndGet();
-            slow.incrementAndGet();
             record(-1, client.connectAndRun(-1));
             LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(2));
         }
@@ -166,11 +173,24 @@ final class HandshakeFuzzer
         }
     }
 
+    /**
+     * Count an attempt that ran to an outcome: only those are fuzzed handshakes (one that could not even connect is
+     * an unreachable failure, not an attempt).
+     */
     private void record(final int fuzzCase, final Outcome outcome)
     {
         if (null == outcome)
         {
             return; // unreachable, already counted
+        }
+        fuzzed.incrementAndGet();
+        if (fuzzCase < 0)
+        {
+            slow.incrementAndGet();
+        }
+        else
+        {
+            perCase.incrementAndGet(fuzzCase);
         }
         switch (outcome)
         {

@@ -1,9 +1,12 @@
 package io.verbus.soak;
 
 import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -49,6 +52,8 @@ final class ProviderSoak
     volatile long lastKillNs;
     /** The longest a killed subscriber took to be gone (its sockets close only as the kernel tears it down). */
     volatile long slowestKillMs;
+    /** How long the last killed subscriber took to be gone. */
+    volatile long lastGoneMs;
 
     private final SoakOptions options;
     private final Path workDir;
@@ -66,6 +71,8 @@ final class ProviderSoak
     private Thread cycler;
     private volatile boolean cycling;
     private Map<String, Long> fdTargetsAtStart = Map.of();
+    /** One line per kill -9: when, which process, how long it took to be gone (logs/PROVIDER-kills.log). */
+    private PrintWriter killLog;
 
     ProviderSoak(final String provider, final SoakOptions options, final Path workDir, final List<String> jvmArgs,
         final int streamBase)
@@ -134,6 +141,15 @@ final class ProviderSoak
         }
         if (options.killCycles())
         {
+            try
+            {
+                killLog = new PrintWriter(Files.newBufferedWriter(workDir.resolve("logs").resolve(provider +
+                    "-kills.log")), true);
+            }
+            catch (final IOException ex)
+            {
+                throw new UncheckedIOException(ex);
+            }
             cycling = true;
             cycler = Thread.ofPlatform().name(provider + "-cycler").daemon().start(this::cycle);
         }
@@ -162,8 +178,14 @@ final class ProviderSoak
                     crashed(victim, "exited by itself with " + victim.process.exitValue() + " before its kill");
                 }
                 addStat(victim);
-                slowestKillMs = Math.max(slowestKillMs, victim.killHard());
-                lastKillNs = System.nanoTime();
+                final String killedAt = LocalTime.now().toString();
+                final long killNs = System.nanoTime();
+                final long goneMs = victim.killHard();
+                slowestKillMs = Math.max(slowestKillMs, goneMs);
+                lastGoneMs = goneMs;
+                lastKillNs = killNs;
+                killLog.println(killedAt + " kill -9 " + victim.name + " (pid " + victim.pid() + "): gone after " +
+                    goneMs + " ms");
                 deleteRecursively(victim.dir); // what a supervisor does for a process it killed
                 incarnation++;
                 cycled = startSubscriber(provider + "-restarted-" + incarnation);
@@ -196,6 +218,7 @@ final class ProviderSoak
         if (null != cycler)
         {
             cycler.join();
+            killLog.close();
         }
     }
 
@@ -247,15 +270,16 @@ final class ProviderSoak
             stalled.put(key, false);
             return;
         }
-        if (nowNs - lastChangeNs.get(key) > TimeUnit.MILLISECONDS.toNanos(options.timeoutMs) &&
+        if (nowNs - lastChangeNs.get(key) > TimeUnit.MILLISECONDS.toNanos(options.stallThresholdMs()) &&
             !stalled.getOrDefault(key, false))
         {
             stalled.put(key, true);
             stalls++;
             final long killNs = lastKillNs;
-            failures.add(provider + ": stall: " + key + " made no progress for more than " + options.timeoutMs +
-                " ms at " + value + (0 == killNs ? "" : " (the restarted subscriber's last kill -9 was " +
-                TimeUnit.NANOSECONDS.toMillis(lastChangeNs.get(key) - killNs) + " ms before it stopped)"));
+            failures.add(provider + ": stall: " + key + " made no progress for more than " +
+                options.stallThresholdMs() + " ms at " + value + (0 == killNs ? "" : " (the restarted subscriber's " +
+                "last kill -9 was gone " + lastGoneMs + " ms after its SIGKILL and " +
+                TimeUnit.NANOSECONDS.toMillis(lastChangeNs.get(key) - killNs) + " ms before this stopped)"));
         }
     }
 

@@ -156,8 +156,8 @@ final class SoakSummary
             (leftFiles.isEmpty() ? " (fabric dir and the Verbus dirs of every process that closed)" :
             " " + leftFiles.subList(0, Math.min(20, leftFiles.size()))) + "; shm devices of killed processes removed " +
             "by the fabric's stale sweep: " + sweptDevices);
-        out.printf(Locale.ROOT, "stalls (no progress for more than the %d ms channel timeout): %d%n",
-            options.timeoutMs, stalls());
+        out.printf(Locale.ROOT, "stalls (no progress for more than %d ms: the %d ms channel timeout + %d ms): %d%n",
+            options.stallThresholdMs(), options.timeoutMs, SoakOptions.STALL_GRACE_MS, stalls());
         out.printf(Locale.ROOT,
             "driver/process ERROR lines: %d, images gone unavailable at long-lived subscribers: %d%n",
             providers.stream().mapToLong(ProviderSoak::errors).sum(),
@@ -203,14 +203,20 @@ final class SoakSummary
                 slow += soak.fuzzer.slow.get();
             }
         }
-        out.printf(Locale.ROOT, "fuzzed handshakes: %,d (REJECT received %,d, closed without REJECT %,d, abandoned " +
-            "after CHALLENGE %,d, left unfinished for the deadline %,d; failures: %d)%n", fuzzed(), rejected, closed,
-            abandoned, slow, fuzzFailures());
+        double rate = 0;
+        for (final ProviderSoak soak : providers)
+        {
+            rate += null == soak.fuzzer ? 0 : soak.fuzzer.ratePerSecond();
+        }
+        out.printf(Locale.ROOT, "fuzzed handshakes: %,d completed, %.0f/s (REJECT received %,d, closed without " +
+            "REJECT %,d, abandoned after CHALLENGE %,d, left unfinished for the deadline %,d; failures: %d)%n",
+            fuzzed(), rate, rejected, closed, abandoned, slow, fuzzFailures());
         for (final ProviderSoak soak : providers)
         {
             if (null != soak.fuzzer)
             {
-                out.println("  " + soak.provider + ": " + soak.fuzzer.perCase());
+                out.printf(Locale.ROOT, "  %s: %.0f/s, %s%n", soak.provider, soak.fuzzer.ratePerSecond(),
+                    soak.fuzzer.perCase());
             }
         }
     }

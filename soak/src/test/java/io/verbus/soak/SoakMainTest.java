@@ -41,6 +41,8 @@ class SoakMainTest
             assertTrue(soak.subscriberTotals[ProviderSoak.RECEIVED] >= soak.published, soak.provider + "\n" + printed);
             assertTrue(soak.killCycles > 0, soak.provider + " kill cycles\n" + printed);
             assertTrue(soak.fuzzer.fuzzed.get() > 0 && soak.fuzzer.rejected.get() > 0, soak.provider + "\n" + printed);
+            assertEquals(soak.fuzzer.fuzzed.get(), soak.fuzzer.rejected.get() + soak.fuzzer.closed.get() +
+                soak.fuzzer.abandoned.get(), "only attempts that ran to an outcome count\n" + printed);
             assertTrue(soak.fdStart > 0 && soak.fdEnd > 0, printed);
         }
         assertEquals(0, summary.total(ProviderSoak.LOST) + summary.total(ProviderSoak.DUPLICATED) +

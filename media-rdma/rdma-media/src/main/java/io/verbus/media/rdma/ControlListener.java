@@ -19,6 +19,10 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -37,7 +41,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class ControlListener implements AutoCloseable
 {
-    /** Receives a connection whose HELLO names its stream; runs on the connection's own virtual thread. */
+    /** Receives a connection whose HELLO names its stream; runs on one of the endpoint's connection threads. */
     interface Handler
     {
         /**
@@ -65,6 +69,8 @@ final class ControlListener implements AutoCloseable
     private static final long ACCEPT_BACKOFF_MIN_MS = 10;
     private static final long ACCEPT_BACKOFF_MAX_MS = 1000;
     private static final long ACCEPT_THREAD_JOIN_MS = 5_000;
+    /** A connection thread with no connection to serve ends after this long idle. */
+    private static final long IDLE_CONNECTION_THREAD_KEEP_ALIVE_S = 30;
 
     private static final Map<String, ControlListener> LISTENERS = new HashMap<>();
 
@@ -81,7 +87,7 @@ final class ControlListener implements AutoCloseable
     private final RateLimitedLog acceptErrorLog =
         new RateLimitedLog(PublisherControl.LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
     private final Thread acceptThread;
-    private final java.util.concurrent.ThreadFactory connectionThreads;
+    private final ExecutorService connectionThreads;
     private volatile boolean running = true;
 
     private ControlListener(final String host, final int port, final long stepTimeoutMs)
@@ -108,7 +114,13 @@ final class ControlListener implements AutoCloseable
                 ex.getMessage(), ex);
         }
         key = key(host, serverSocket.getLocalPort());
-        connectionThreads = Thread.ofPlatform().daemon().name("verbus-rdma-connection-" + port() + "-", 0).factory();
+        // Reused, not one per connection: under a flood of hostile connections, creating and ending a platform thread
+        // for each was most of what one cost the publisher. A thread is started only when none is idle, so there are
+        // never more than the most connections served at once in the last 30 s (each bounded by the pending
+        // handshakes plus the admitted subscribers).
+        connectionThreads = new ThreadPoolExecutor(0, Integer.MAX_VALUE, IDLE_CONNECTION_THREAD_KEEP_ALIVE_S,
+            TimeUnit.SECONDS, new SynchronousQueue<>(),
+            Thread.ofPlatform().daemon().name("verbus-rdma-connection-" + port() + "-", 0).factory());
         acceptThread = Thread.ofPlatform().daemon().name("verbus-rdma-endpoint-" + serverSocket.getLocalPort())
             .unstarted(this::acceptLoop);
         // Resolve ControlThreads now: the accept loop calls it when accept fails for want of file descriptors, when
@@ -224,11 +236,20 @@ final class ControlListener implements AutoCloseable
         }
         final PendingHandshake handshake = new PendingHandshake(
             socket, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(handshakeDeadlineMs), pending);
-        // A platform thread, not a virtual one: a virtual thread's first blocking socket read initialises the JDK's
-        // poller, which needs file descriptors; failing that once (EMFILE, exactly when under attack) breaks every
-        // later virtual-thread read in the process for good. Threads are bounded by the pending handshakes plus the
-        // admitted connections (at most a publication's subscribers each).
-        connectionThreads.newThread(() -> dispatch(socket, handshake)).start();
+        // A platform thread (an idle one of the endpoint's, else a new one), not a virtual one: a virtual thread's
+        // first blocking socket read initialises the JDK's poller, which needs file descriptors; failing that once
+        // (EMFILE, exactly when under attack) breaks every later virtual-thread read in the process for good. Busy
+        // threads are bounded by the pending handshakes plus the admitted connections (a publication's subscribers).
+        try
+        {
+            connectionThreads.execute(() -> dispatch(socket, handshake));
+        }
+        catch (final RejectedExecutionException ex)
+        {
+            // closing: nobody will serve it
+            handshake.finish();
+            ControlThreads.closeQuietly(socket);
+        }
     }
 
     private void expireOverdueHandshakes()
@@ -327,6 +348,7 @@ final class ControlListener implements AutoCloseable
         running = false;
         ControlThreads.closeQuietly(serverSocket);
         ControlThreads.join(acceptThread, ACCEPT_THREAD_JOIN_MS);
+        connectionThreads.shutdown(); // the connections still being served finish; idle threads end now
         rejectionLog.flush(System.Logger.Level.WARNING, "rdma endpoint " + key + " rejections");
         acceptErrorLog.flush(System.Logger.Level.WARNING, "rdma endpoint " + key + " accept failures");
     }

@@ -25,8 +25,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The publication's control endpoint: listens on the channel's endpoint, runs one handshake per incoming
- * connection (each on a virtual thread), registers what an authenticated subscriber needs, hands the connection
- * to the sender, watches the control socket, and releases everything once the sender has let the connection go.
+ * connection (each on one of the endpoint's connection threads), registers what an authenticated subscriber needs,
+ * hands the connection to the sender, watches the control socket, and releases everything once the sender has let the
+ * connection go.
  */
 final class PublisherControl implements AutoCloseable
 {
@@ -131,7 +132,7 @@ final class PublisherControl implements AutoCloseable
         }
     }
 
-    /** A connection whose HELLO names this stream, on its own virtual thread. */
+    /** A connection whose HELLO names this stream, on one of the endpoint's connection threads. */
     private void onConnection(
         final SocketMessageTransport socketTransport, final byte[] hello, final PendingHandshake pending)
     {
@@ -371,10 +372,8 @@ final class PublisherControl implements AutoCloseable
         {
             transport.close();
         }
-        for (final Thread handler : handlers.toArray(new Thread[0]))
-        {
-            ControlThreads.join(handler, ControlThreads.CLOSE_JOIN_MS);
-        }
+        // Wait for the handlers to return, not for their threads to end: the endpoint's threads are reused.
+        ControlThreads.await(handlers::isEmpty, ControlThreads.CLOSE_JOIN_MS);
         RdmaCounters.free(countersManager, portCounter);
         rejections.close();
     }
