@@ -333,7 +333,8 @@ final class ClientConductor implements VerbusBackend, Agent
         final LogImage image = new LogImage(
             entry.subscription, event.imageCorrelationId(), event.sessionId(), event.streamId(),
             LogBufferDescriptor.initialTermId(metaData), logBuffers.termBuffers(), metaData,
-            LogBufferDescriptor.mtuLength(metaData), logBuffers.fileChannel(), position, null, "ipc", errorHandler,
+            LogBufferDescriptor.mtuLength(metaData), logBuffers.fileChannel(), position, null,
+            entry.subscription.uri().isSpy() ? "spy" : "ipc", errorHandler,
             (corrupt) -> onCorruptImage(entry, corrupt));
         entry.imageLogs.put(event.imageCorrelationId(), logBuffers);
         entry.subscription.addImage(image);

@@ -330,7 +330,9 @@ final class DriverClients implements Agent
         checkServed(channel, false);
         synchronized (lock)
         {
-            final Subscription subscription = ChannelUri.IPC_SCHEME.equals(ChannelUri.parse(channel).scheme()) ?
+            // ipc and spies read the driver's own logs, which the client maps; other media are bridged.
+            final ChannelUri uri = ChannelUri.parse(channel);
+            final Subscription subscription = ChannelUri.IPC_SCHEME.equals(uri.scheme()) || uri.isSpy() ?
                 driver.addSubscription(channel, streamId,
                     (image) -> onAvailableImage(correlationId, (LogImage)image),
                     (image) -> onUnavailableImage(correlationId, (LogImage)image)) :

@@ -346,6 +346,44 @@ class StandaloneDriverTest
     }
 
     @Test
+    void shouldServeAClientsSpyOnAnotherClientsMediaPublicationFromTheDriversLog()
+    {
+        try (Verbus receiver = Verbus.launch(TestSupport.context(tempDir.resolve("receiver")));
+            MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus publisher = Verbus.connect(clientContext());
+            Verbus spying = Verbus.connect(clientContext()))
+        {
+            final Subscription sub = receiver.addSubscription("loop:name=standalone-spy", 22);
+            final ExclusivePublication publication = publisher.addExclusivePublication(
+                "loop:name=standalone-spy|term-length=64k", 22);
+            final Subscription spy = spying.addSubscription("aeron-spy:loop:name=standalone-spy", 22);
+            await("connected", publication::isConnected);
+            await("the spy's image", () -> 1 == spy.imageCount());
+            assertEquals("spy", spy.imageAtIndex(0).sourceIdentity()); // the driver's log file, mapped by the client
+
+            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[256]);
+            final long[] next = new long[2];
+            final boolean[] ordered = { true, true };
+            final int messages = 2_000; // several terms: the publisher never laps the spy's process
+            for (int i = 0; i < messages; i++)
+            {
+                buffer.putLong(0, i);
+                while (publication.offer(buffer, 0, 256) < 0)
+                {
+                    sub.poll((b, o, l, h) -> ordered[0] &= b.getLong(o) == next[0]++, 100);
+                    spy.poll((b, o, l, h) -> ordered[1] &= b.getLong(o) == next[1]++, 100);
+                }
+            }
+            await("all received", () -> messages == next[0] && messages == next[1], () ->
+            {
+                sub.poll((b, o, l, h) -> ordered[0] &= b.getLong(o) == next[0]++, 100);
+                spy.poll((b, o, l, h) -> ordered[1] &= b.getLong(o) == next[1]++, 100);
+            });
+            assertTrue(ordered[0] && ordered[1]);
+        }
+    }
+
+    @Test
     void shouldFailToConnectWithoutADriver()
     {
         final IllegalStateException ex =

@@ -168,7 +168,8 @@ public final class RdmaDriverChild
         }
     }
 
-    private static long rdmaSubscribers(final CountersReader counters)
+    /** @return the rdma subscribers admitted by the publications whose counters these are. */
+    static long rdmaSubscribers(final CountersReader counters)
     {
         final long[] count = { 0 };
         counters.forEach((counterId, typeId, keyBuffer, label) ->
