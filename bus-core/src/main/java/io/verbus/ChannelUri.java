@@ -28,6 +28,12 @@ public final class ChannelUri
     /** Scheme of Verbus's native in-process log. */
     public static final String IPC_SCHEME = "ipc";
 
+    /**
+     * Aeron's spy prefix: a subscription to {@code aeron-spy:<media channel>} reads the logs of this driver's own
+     * publications on that channel in place (see {@link #matchesSpiedPublication(ChannelUri)}).
+     */
+    public static final String SPY_PREFIX = "aeron-spy:";
+
     /** Length of each of the log's three terms: a power of two from 64k to 1g; suffixes k, m, g. */
     public static final String TERM_LENGTH_KEY = "term-length";
 
@@ -61,12 +67,14 @@ public final class ChannelUri
     private final String channel;
     private final String scheme;
     private final Map<String, String> params;
+    private final boolean spy;
 
-    private ChannelUri(final String channel, final String scheme, final Map<String, String> params)
+    private ChannelUri(final String channel, final String scheme, final Map<String, String> params, final boolean spy)
     {
         this.channel = channel;
         this.scheme = scheme;
         this.params = params;
+        this.spy = spy;
     }
 
     /**
@@ -81,6 +89,16 @@ public final class ChannelUri
         if (null == channel || channel.isBlank())
         {
             throw new IllegalArgumentException("channel must not be null or blank");
+        }
+
+        if (channel.startsWith(SPY_PREFIX))
+        {
+            final ChannelUri spied = parse(channel.substring(SPY_PREFIX.length()));
+            if (spied.spy)
+            {
+                throw new IllegalArgumentException("channel '" + channel + "': " + SPY_PREFIX + " given twice");
+            }
+            return new ChannelUri(channel, spied.scheme, spied.params, true);
         }
 
         final int colon = channel.indexOf(':');
@@ -102,7 +120,7 @@ public final class ChannelUri
             {
                 throw new IllegalArgumentException("invalid Aeron channel '" + channel + "': " + ex.getMessage(), ex);
             }
-            return new ChannelUri(channel, scheme, Collections.emptyMap());
+            return new ChannelUri(channel, scheme, Collections.emptyMap(), false);
         }
 
         final Map<String, String> params = new LinkedHashMap<>();
@@ -131,7 +149,7 @@ public final class ChannelUri
             }
         }
 
-        return new ChannelUri(channel, scheme, Collections.unmodifiableMap(params));
+        return new ChannelUri(channel, scheme, Collections.unmodifiableMap(params), false);
     }
 
     /** @return the scheme, e.g. {@code ipc}, {@code rdma} or {@code aeron}. */
@@ -144,6 +162,38 @@ public final class ChannelUri
     public boolean isAeron()
     {
         return AERON_SCHEME.equals(scheme);
+    }
+
+    /** @return true for a spy ({@value #SPY_PREFIX} before the channel); {@link #scheme()} is the spied channel's. */
+    public boolean isSpy()
+    {
+        return spy;
+    }
+
+    /**
+     * Which of the driver's publications a spy reads: those of the spy's scheme whose channel has every key the spy
+     * names with the same value, apart from {@link #COMMON_KEYS} (a spy's {@code session-id} picks the session, as
+     * on any subscription). So {@code aeron-spy:rdma:endpoint=10.0.0.1:40123} reads the publication added as
+     * {@code rdma:endpoint=10.0.0.1:40123|provider=shm|term-length=1m}, and {@code aeron-spy:rdma:provider=shm}
+     * every rdma publication on shm.
+     *
+     * @param publication the channel a publication was added with.
+     * @return true when this spy reads it.
+     */
+    public boolean matchesSpiedPublication(final ChannelUri publication)
+    {
+        if (!spy || publication.spy || !scheme.equals(publication.scheme))
+        {
+            return false;
+        }
+        for (final Map.Entry<String, String> entry : params.entrySet())
+        {
+            if (!COMMON_KEYS.contains(entry.getKey()) && !entry.getValue().equals(publication.get(entry.getKey())))
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** @return the parameters in the order given (empty for Aeron URIs). */

@@ -67,6 +67,7 @@ final class ClientConductor implements VerbusBackend, Agent
     private final UnsafeBuffer commandBuffer = new UnsafeBuffer(new byte[2 * DriverProtocol.MAX_STRING_LENGTH]);
     private final Map<Long, ClientSubscription> subscriptions = new HashMap<>();
     private final Map<Long, LogPublication> publications = new HashMap<>();
+    private final Map<Long, ClientCounter> counters = new HashMap<>();
     private final ArrayDeque<Lingering> lingering = new ArrayDeque<>();
     private final List<LogBuffers> mapped = new ArrayList<>();
     private final AgentRunner runner;
@@ -234,6 +235,7 @@ final class ClientConductor implements VerbusBackend, Agent
             }
         }
         subscriptions.clear();
+        closeCountersLocally();
         try
         {
             errorHandler.onError(reason);
@@ -249,7 +251,8 @@ final class ClientConductor implements VerbusBackend, Agent
         final long correlationId = buffer.getLong(index + DriverProtocol.CORRELATION_ID_OFFSET);
         switch (msgTypeId)
         {
-            case DriverProtocol.ON_PUBLICATION_READY, DriverProtocol.ON_SUBSCRIPTION_READY, DriverProtocol.ON_ERROR ->
+            case DriverProtocol.ON_PUBLICATION_READY, DriverProtocol.ON_SUBSCRIPTION_READY,
+                DriverProtocol.ON_COUNTER_READY, DriverProtocol.ON_ERROR ->
             {
                 if (correlationId == awaitedCorrelationId)
                 {
@@ -330,7 +333,8 @@ final class ClientConductor implements VerbusBackend, Agent
         final LogImage image = new LogImage(
             entry.subscription, event.imageCorrelationId(), event.sessionId(), event.streamId(),
             LogBufferDescriptor.initialTermId(metaData), logBuffers.termBuffers(), metaData,
-            LogBufferDescriptor.mtuLength(metaData), logBuffers.fileChannel(), position, null, "ipc", errorHandler,
+            LogBufferDescriptor.mtuLength(metaData), logBuffers.fileChannel(), position, null,
+            entry.subscription.uri().isSpy() ? "spy" : "ipc", errorHandler,
             (corrupt) -> onCorruptImage(entry, corrupt));
         entry.imageLogs.put(event.imageCorrelationId(), logBuffers);
         entry.subscription.addImage(image);
@@ -548,11 +552,86 @@ final class ClientConductor implements VerbusBackend, Agent
         return awaitedResponse;
     }
 
+    /**
+     * Aeron's {@code addCounter} on a client: the driver allocates the counter in its counters file, which this
+     * client has mapped, and frees it when the counter is closed, when this client closes or when the driver takes
+     * it for dead.
+     */
     public AtomicCounter addCounter(
         final int typeId, final DirectBuffer keyBuffer, final int keyOffset, final int keyLength, final String label)
     {
-        throw new UnsupportedOperationException(
-            "addCounter is not supported yet on a client of a standalone Verbus driver (Verbus.connect)");
+        final int length = null == keyBuffer ? 0 : keyLength;
+        if (length < 0 || length > DriverProtocol.MAX_COUNTER_KEY_LENGTH)
+        {
+            throw new IllegalArgumentException(
+                "counter key length " + keyLength + " must be from 0 to " + DriverProtocol.MAX_COUNTER_KEY_LENGTH);
+        }
+        final String text = null == label ? "" : label;
+        synchronized (lock)
+        {
+            ensureOpen();
+            final long correlationId = toDriver.nextCorrelationId();
+            commandBuffer.putInt(DriverProtocol.COUNTER_TYPE_ID_OFFSET, typeId);
+            commandBuffer.putInt(DriverProtocol.COUNTER_KEY_LENGTH_OFFSET, length);
+            commandBuffer.setMemory(DriverProtocol.COUNTER_KEY_OFFSET, DriverProtocol.MAX_COUNTER_KEY_LENGTH, (byte)0);
+            if (length > 0)
+            {
+                commandBuffer.putBytes(DriverProtocol.COUNTER_KEY_OFFSET, keyBuffer, keyOffset, length);
+            }
+            final int labelLength = commandBuffer.putStringAscii(DriverProtocol.COUNTER_LABEL_OFFSET,
+                text.length() > CountersReader.MAX_LABEL_LENGTH ? text.substring(0, CountersReader.MAX_LABEL_LENGTH) :
+                text);
+            sendCommand(DriverProtocol.ADD_COUNTER, correlationId, DriverProtocol.COUNTER_LABEL_OFFSET + labelLength);
+            final DirectBuffer response = awaitResponse(correlationId, DriverProtocol.ON_COUNTER_READY);
+            final ClientCounter counter = new ClientCounter(response.getLong(DriverProtocol.REGISTRATION_ID_OFFSET),
+                response.getInt(DriverProtocol.COUNTER_ID_OFFSET));
+            counters.put(counter.registrationId, counter);
+            return counter;
+        }
+    }
+
+    /** A counter this client added: closing it asks the driver to free it. */
+    private final class ClientCounter extends AtomicCounter
+    {
+        private final long registrationId;
+
+        ClientCounter(final long registrationId, final int counterId)
+        {
+            super(countersFile.valuesBuffer(), counterId);
+            this.registrationId = registrationId;
+        }
+
+        public void close()
+        {
+            synchronized (lock)
+            {
+                if (!isClosed())
+                {
+                    super.close();
+                    counters.remove(registrationId);
+                    if (!driverGone)
+                    {
+                        sendRemove(DriverProtocol.REMOVE_COUNTER, registrationId);
+                    }
+                }
+            }
+        }
+
+        /** Closed without a command: the driver frees it with the client, or is gone. */
+        void closeLocally()
+        {
+            super.close();
+        }
+    }
+
+    /** Under the lock: every counter of this client closed here, when the driver frees them all. */
+    private void closeCountersLocally()
+    {
+        for (final ClientCounter counter : counters.values())
+        {
+            counter.closeLocally();
+        }
+        counters.clear();
     }
 
     public long nextRegistrationId()
@@ -611,6 +690,7 @@ final class ClientConductor implements VerbusBackend, Agent
                     entry.subscription.close();
                 }
             }
+            closeCountersLocally();
             if (!wasGone)
             {
                 sendCommand(DriverProtocol.CLIENT_CLOSE, toDriver.nextCorrelationId(), 16);

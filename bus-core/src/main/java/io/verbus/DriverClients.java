@@ -15,6 +15,7 @@ import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.broadcast.BroadcastTransmitter;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
 import org.agrona.concurrent.status.UnsafeBufferPosition;
 
 import java.nio.file.Path;
@@ -56,6 +57,7 @@ final class DriverClients implements Agent
         private final long clientId;
         private final Map<Long, LogPublication> publications = new HashMap<>();
         private final Map<Long, Subscription> subscriptions = new HashMap<>();
+        private final Map<Long, AtomicCounter> counters = new HashMap<>();
         private long lastSeenNs;
 
         Client(final long clientId)
@@ -240,6 +242,16 @@ final class DriverClients implements Agent
                         closeSubscription(subscription);
                     }
                 }
+                case DriverProtocol.ADD_COUNTER -> onAddCounter(client, correlationId, buffer, index, length);
+                case DriverProtocol.REMOVE_COUNTER ->
+                {
+                    final AtomicCounter counter = client.counters.remove(
+                        buffer.getLong(index + DriverProtocol.REMOVE_REGISTRATION_ID_OFFSET));
+                    if (null != counter)
+                    {
+                        counter.close();
+                    }
+                }
                 case DriverProtocol.CLIENT_KEEPALIVE ->
                 {
                 }
@@ -318,7 +330,9 @@ final class DriverClients implements Agent
         checkServed(channel, false);
         synchronized (lock)
         {
-            final Subscription subscription = ChannelUri.IPC_SCHEME.equals(ChannelUri.parse(channel).scheme()) ?
+            // ipc and spies read the driver's own logs, which the client maps; other media are bridged.
+            final ChannelUri uri = ChannelUri.parse(channel);
+            final Subscription subscription = ChannelUri.IPC_SCHEME.equals(uri.scheme()) || uri.isSpy() ?
                 driver.addSubscription(channel, streamId,
                     (image) -> onAvailableImage(correlationId, (LogImage)image),
                     (image) -> onUnavailableImage(correlationId, (LogImage)image)) :
@@ -328,6 +342,47 @@ final class DriverClients implements Agent
             out.putLong(DriverProtocol.CORRELATION_ID_OFFSET, correlationId);
             out.putLong(DriverProtocol.REGISTRATION_ID_OFFSET, subscription.registrationId());
             toClients.transmit(DriverProtocol.ON_SUBSCRIPTION_READY, out, 0, DriverProtocol.REGISTRATION_ID_OFFSET + 8);
+        }
+    }
+
+    /**
+     * A client's counter, Aeron's {@code addCounter}: allocated in the driver's counters file (where the client and
+     * {@code ./verbus stat} read it), owned by the client's entry so that its close, its death or the driver's close
+     * frees it.
+     */
+    private void onAddCounter(
+        final Client client, final long correlationId, final DirectBuffer buffer, final int index, final int length)
+    {
+        if (length < DriverProtocol.COUNTER_LABEL_OFFSET + Integer.BYTES)
+        {
+            throw new IllegalArgumentException("add counter command of " + length + " bytes");
+        }
+        final int typeId = buffer.getInt(index + DriverProtocol.COUNTER_TYPE_ID_OFFSET);
+        final int keyLength = buffer.getInt(index + DriverProtocol.COUNTER_KEY_LENGTH_OFFSET);
+        if (keyLength < 0 || keyLength > DriverProtocol.MAX_COUNTER_KEY_LENGTH)
+        {
+            throw new IllegalArgumentException(
+                "counter key length " + keyLength + " must be from 0 to " + DriverProtocol.MAX_COUNTER_KEY_LENGTH);
+        }
+        final int labelLength = buffer.getInt(index + DriverProtocol.COUNTER_LABEL_OFFSET);
+        if (labelLength < 0 || labelLength > DriverProtocol.MAX_STRING_LENGTH ||
+            DriverProtocol.COUNTER_LABEL_OFFSET + Integer.BYTES + labelLength > length)
+        {
+            throw new IllegalArgumentException("counter label length " + labelLength + " in a command of " +
+                length + " bytes");
+        }
+        final String label = buffer.getStringAscii(index + DriverProtocol.COUNTER_LABEL_OFFSET);
+        synchronized (lock)
+        {
+            final AtomicCounter counter = driver.addCounter(
+                typeId, buffer, index + DriverProtocol.COUNTER_KEY_OFFSET, keyLength, label);
+            final long registrationId = driver.countersReader().getCounterRegistrationId(counter.id());
+            client.counters.put(registrationId, counter);
+            final UnsafeBuffer out = responseBuffer;
+            out.putLong(DriverProtocol.CORRELATION_ID_OFFSET, correlationId);
+            out.putLong(DriverProtocol.REGISTRATION_ID_OFFSET, registrationId);
+            out.putInt(DriverProtocol.COUNTER_ID_OFFSET, counter.id());
+            toClients.transmit(DriverProtocol.ON_COUNTER_READY, out, 0, DriverProtocol.COUNTER_ID_OFFSET + 4);
         }
     }
 
@@ -416,7 +471,8 @@ final class DriverClients implements Agent
         {
             LOGGER.log(System.Logger.Level.WARNING, "client " + client.clientId + " sent no keepalive for " +
                 clientLivenessTimeoutNs / 1_000_000 + " ms: taken for dead, closing its " +
-                client.publications.size() + " publications and " + client.subscriptions.size() + " subscriptions");
+                client.publications.size() + " publications, " + client.subscriptions.size() + " subscriptions and " +
+                client.counters.size() + " counters");
             closeClientResources(client);
             clients.remove(client.clientId);
             liveClients.remove(client.clientId);
@@ -508,5 +564,10 @@ final class DriverClients implements Agent
             closeSubscription(subscription);
         }
         client.subscriptions.clear();
+        for (final AtomicCounter counter : client.counters.values())
+        {
+            counter.close();
+        }
+        client.counters.clear();
     }
 }

@@ -75,7 +75,9 @@ public final class Verbus implements AutoCloseable
      * <p>
      * Served through the driver: {@code ipc} channels, and media ({@code rdma:}) channels by the driver's media (a
      * publication sent by its sender agent, a subscription bridged from one driver-side media subscription per
-     * channel and stream). Not yet: {@code aeron:} channels and {@link #addCounter}, which throw naming the limit.
+     * channel and stream), and {@link #addCounter} (in the driver's counters file, freed when the counter or this
+     * client closes, or when the driver takes this client for dead). Not yet: {@code aeron:} channels, which throw
+     * naming the limit.
      *
      * @param context to use; concluded by this call. Its dir names the driver; the driver's settings (term length,
      *                MTU, threading) are the driver's own, except where a channel sets them.

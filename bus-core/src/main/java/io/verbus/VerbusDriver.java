@@ -84,6 +84,9 @@ final class VerbusDriver implements VerbusBackend
     private final List<NativeSubscription> ipcSubscriptions = new ArrayList<>();
     private final List<NativeLog> bridgeLogs = new ArrayList<>();
     private final List<NativeSubscription> bridgeSubscriptions = new ArrayList<>();
+    /** The logs of this driver's media publications, with their channels, for spies to find. */
+    private final Map<NativeLog, ChannelUri> mediaLogs = new IdentityHashMap<>();
+    private final List<NativeSubscription> spySubscriptions = new ArrayList<>();
     private final List<LogPublication> publications = new ArrayList<>();
     private final List<NativeSubscription> subscriptions = new ArrayList<>();
     private final Map<NativeLog, LogResources> logResources = new IdentityHashMap<>();
@@ -187,7 +190,7 @@ final class VerbusDriver implements VerbusBackend
     Publication addPublication(
         final String channel, final int streamId, final boolean exclusive, final boolean allowDirect)
     {
-        final ChannelUri uri = ChannelUri.parse(channel);
+        final ChannelUri uri = publicationUri(channel);
         if (uri.isAeron())
         {
             ensureOpen();
@@ -205,9 +208,9 @@ final class VerbusDriver implements VerbusBackend
         {
             ensureOpen();
             int countersNeeded = 3;
-            for (final NativeSubscription subscription : ipcSubscriptions)
+            for (final NativeSubscription subscription : null == factory ? ipcSubscriptions : spySubscriptions)
             {
-                countersNeeded += null == factory && subscription.streamId() == streamId ? 1 : 0;
+                countersNeeded += subscription.streamId() == streamId ? 1 : 0;
             }
             ensureCountersAvailable(countersNeeded);
             final int sessionId = null == requestedSessionId ?
@@ -276,6 +279,8 @@ final class VerbusDriver implements VerbusBackend
                             (p) -> onPublicationClose(nativeLog, agentDuty));
                     }
                     senderAgent.add(agentDuty);
+                    mediaLogs.put(nativeLog, uri);
+                    attachSpies(nativeLog, uri);
                 }
 
                 logResources.put(nativeLog, releaseLog);
@@ -304,6 +309,11 @@ final class VerbusDriver implements VerbusBackend
             return embeddedAeron().addSubscription(channel, streamId, availableImageHandler, unavailableImageHandler);
         }
 
+        if (uri.isSpy() && ChannelUri.IPC_SCHEME.equals(uri.scheme()))
+        {
+            throw new IllegalArgumentException("channel '" + channel + "': " + ChannelUri.SPY_PREFIX + " is for " +
+                "media channels; an ipc subscription already reads its publications' logs");
+        }
         final MediaFactory factory = ChannelUri.IPC_SCHEME.equals(uri.scheme()) ? null : mediaFactory(uri);
         uri.validateKeys(null == factory ? Set.of() : factory.supportedKeys());
         uri.window(uri.termLength(context.termLength()));
@@ -317,6 +327,11 @@ final class VerbusDriver implements VerbusBackend
         {
             ensureOpen();
             final long registrationId = nextRegistrationId++;
+            if (uri.isSpy())
+            {
+                return addSpySubscription(
+                    registrationId, uri, streamId, availableImageHandler, unavailableImageHandler);
+            }
             if (null == factory)
             {
                 int countersNeeded = 0;
@@ -351,6 +366,72 @@ final class VerbusDriver implements VerbusBackend
             subscriptions.add(subscription);
             return subscription;
         }
+    }
+
+    private static ChannelUri publicationUri(final String channel)
+    {
+        final ChannelUri uri = ChannelUri.parse(channel);
+        if (uri.isSpy())
+        {
+            throw new IllegalArgumentException("channel '" + channel + "': " + ChannelUri.SPY_PREFIX +
+                " is for subscriptions only (a spy reads a publication's log)");
+        }
+        return uri;
+    }
+
+    /** Under the lock: a new media publication's log becomes an image of every spy on its channel and stream. */
+    private void attachSpies(final NativeLog log, final ChannelUri uri)
+    {
+        for (final NativeSubscription spy : spySubscriptions)
+        {
+            if (spy.streamId() == log.publicationLog().streamId() && spy.uri().matchesSpiedPublication(uri))
+            {
+                attachIpcImage(log, spy, 0);
+            }
+        }
+    }
+
+    /**
+     * Under the lock: Aeron's spy on this driver's media publications of a channel ({@code aeron-spy:rdma:...}). Each
+     * matching publication's log becomes an image read in place, as an {@code ipc} image is; the spy is no
+     * subscriber to the media (it neither connects the publication nor counts in the media's flow control), but the
+     * publisher never laps it: its position holds back the log's cleaning, and with it the limit the media may set
+     * ({@link NativeLog#conductorDuty()}).
+     */
+    private NativeSubscription addSpySubscription(
+        final long registrationId,
+        final ChannelUri uri,
+        final int streamId,
+        final AvailableImageHandler availableImageHandler,
+        final UnavailableImageHandler unavailableImageHandler)
+    {
+        int countersNeeded = 0;
+        for (final Map.Entry<NativeLog, ChannelUri> entry : mediaLogs.entrySet())
+        {
+            countersNeeded += isSpiedBy(entry.getKey(), entry.getValue(), uri, streamId) ? 1 : 0;
+        }
+        ensureCountersAvailable(countersNeeded);
+        final NativeSubscription subscription = new NativeSubscription(
+            registrationId, uri, streamId, availableImageHandler, unavailableImageHandler,
+            (s) -> onIpcSubscriptionClose(s), errorHandler);
+        spySubscriptions.add(subscription);
+        subscriptions.add(subscription);
+        for (final Map.Entry<NativeLog, ChannelUri> entry : mediaLogs.entrySet())
+        {
+            final NativeLog log = entry.getKey();
+            if (isSpiedBy(log, entry.getValue(), uri, streamId))
+            {
+                attachIpcImage(log, subscription, log.publicationLog().producerPosition());
+            }
+        }
+        return subscription;
+    }
+
+    private static boolean isSpiedBy(
+        final NativeLog log, final ChannelUri publicationUri, final ChannelUri spyUri, final int streamId)
+    {
+        return !log.isClosed() && log.publicationLog().streamId() == streamId &&
+            spyUri.matchesSpiedPublication(publicationUri);
     }
 
     /** @return the next session id no open publication of the stream has. Under the lock. */
@@ -415,15 +496,16 @@ final class VerbusDriver implements VerbusBackend
         {
             return;
         }
+        final String source = subscription.uri().isSpy() ? "spy" : "ipc";
         final ImagePosition position = newImagePosition(
-            "sub-pos: ipc stream=" + streamId + " session=" + sessionId + " sub=" + subscription.registrationId(),
-            sessionId, streamId);
+            "sub-pos: " + source + " stream=" + streamId + " session=" + sessionId + " sub=" +
+            subscription.registrationId(), sessionId, streamId);
         position.setRelease(joinPosition);
         final LogBuffers logBuffers = publicationLog.logBuffers();
         final LogImage image = new LogImage(
             subscription, log.registrationId(), sessionId, streamId, publicationLog.initialTermId(),
             logBuffers.termBuffers(), logBuffers.metaDataBuffer(), 0, logBuffers.fileChannel(), position, null,
-            "ipc", errorHandler, this::onCorruptImage);
+            source, errorHandler, this::onCorruptImage);
         log.addSubscriberPosition(position);
         subscription.addImage(image);
     }
@@ -445,7 +527,9 @@ final class VerbusDriver implements VerbusBackend
 
     private void detachIpcPosition(final LogImage image)
     {
-        for (final NativeLog log : concat(ipcLogs, new java.util.HashSet<>(bridgeLogs)))
+        final java.util.Set<NativeLog> others = new java.util.HashSet<>(bridgeLogs);
+        others.addAll(mediaLogs.keySet());
+        for (final NativeLog log : concat(ipcLogs, others))
         {
             if (log.registrationId() == image.correlationId())
             {
@@ -461,6 +545,7 @@ final class VerbusDriver implements VerbusBackend
         {
             ipcSubscriptions.remove(subscription);
             bridgeSubscriptions.remove(subscription);
+            spySubscriptions.remove(subscription);
             subscriptions.remove(subscription);
             for (final LogImage image : subscription.logImages())
             {
@@ -510,7 +595,8 @@ final class VerbusDriver implements VerbusBackend
         final LogResources release;
         synchronized (lock)
         {
-            if (ipcLogs.remove(log) || bridgeLogs.remove(log))
+            // Not short-circuit: a log is in one of these at most, and a media log must leave mediaLogs either way.
+            if (ipcLogs.remove(log) | bridgeLogs.remove(log) | null != mediaLogs.remove(log))
             {
                 for (final NativeSubscription subscription : concatSubscriptions())
                 {
@@ -691,6 +777,7 @@ final class VerbusDriver implements VerbusBackend
     {
         final List<NativeSubscription> all = new ArrayList<>(ipcSubscriptions);
         all.addAll(bridgeSubscriptions);
+        all.addAll(spySubscriptions);
         return all;
     }
 

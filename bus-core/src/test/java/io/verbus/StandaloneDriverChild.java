@@ -14,8 +14,8 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The processes of {@code StandaloneDriverCrossProcessTest}: a standalone driver, and clients attached to it that
- * publish or check a stream, or watch for the driver's death. Each prints one line per milestone for the test to
- * wait on, and exits 0 on success.
+ * publish or check a stream, watch for the driver's death, or hold a counter. Each prints one line per milestone for
+ * the test to wait on, and exits 0 on success.
  * <p>
  * Messages: {@code long sequence} (per publication, from 0), then {@code length - 8} bytes, byte i being
  * {@code (byte)(sequence * 31 + i)}; lengths cycle from 8 to 407 bytes, and every 1000th message is 3000 bytes long
@@ -40,6 +40,7 @@ public final class StandaloneDriverChild
                 Integer.parseInt(args[4]));
             case "victim" -> runVictim(dir);
             case "watcher" -> runWatcher(dir, Long.parseLong(args[2]));
+            case "counter" -> runCounter(dir);
             default -> throw new IllegalArgumentException(role);
         }
     }
@@ -229,6 +230,17 @@ public final class StandaloneDriverChild
             publication.offer(buffer, 0, 8);
             Thread.sleep(1);
         }
+    }
+
+    /** A client that adds a counter, sets it, prints "COUNTER id" and waits to be killed. */
+    private static void runCounter(final String dir) throws Exception
+    {
+        final Verbus verbus = Verbus.connect(new Verbus.Context().dir(dir));
+        final org.agrona.concurrent.status.AtomicCounter counter = verbus.addCounter(1001, "child process counter");
+        counter.set(77);
+        System.out.println("COUNTER " + counter.id());
+        System.out.flush();
+        Thread.sleep(Long.MAX_VALUE);
     }
 
     /** A client with a publication and a subscription that waits for its driver to go away, and says how it saw it. */

@@ -1,6 +1,8 @@
 package io.verbus;
 
+import io.verbus.counters.CountersFile;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.CountersReader;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -229,6 +231,30 @@ class StandaloneDriverCrossProcessTest
             assertEquals(0, newPublisher.awaitExit(30_000));
             assertTrue(driver.process.isAlive());
             System.out.println("kill -9 of a client: stream moving again " + movedMs + " ms after the kill");
+        }
+    }
+
+    @Test
+    void shouldFreeTheCounterOfAKilledClient() throws Exception
+    {
+        try (MediaDriver driver = MediaDriver.launch(TestSupport.context(tempDir)
+                .clientLivenessTimeoutNs(TimeUnit.MILLISECONDS.toNanos(1_000)));
+            CountersFile stat = CountersFile.openReadOnly(Path.of(dir())))
+        {
+            final CountersReader reader = stat.countersReader(); // what ./verbus stat reads
+            final Child holder = start("counter", dir());
+            final int counterId = Integer.parseInt(holder.awaitLine("COUNTER ", 30_000).substring(8).trim());
+            assertEquals(CountersReader.RECORD_ALLOCATED, reader.getCounterState(counterId));
+            assertEquals("child process counter", reader.getCounterLabel(counterId));
+            assertEquals(77, reader.getCounterValue(counterId));
+
+            holder.kill9();
+            final long killedNs = System.nanoTime();
+            await("the killed client's counter freed",
+                () -> CountersReader.RECORD_ALLOCATED != reader.getCounterState(counterId));
+            System.out.println("kill -9 of a client: its counter freed " +
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedNs) + " ms after the kill");
+            assertEquals(0, driver.clientCount());
         }
     }
 

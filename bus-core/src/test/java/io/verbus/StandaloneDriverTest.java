@@ -5,6 +5,8 @@ import io.aeron.logbuffer.BufferClaim;
 import io.verbus.counters.CountersFile;
 import io.verbus.driver.CncFile;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.AtomicCounter;
+import org.agrona.concurrent.status.CountersReader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -276,6 +278,108 @@ class StandaloneDriverTest
             assertTrue(bad.getMessage().contains("term"), bad.getMessage());
             assertFalse(client.isClosed());
             client.addSubscription("ipc", 1).close();
+        }
+    }
+
+    @Test
+    void shouldAllocateAClientsCountersInTheDriversCountersFileAndFreeThemWithTheCounterOrTheClient()
+    {
+        try (MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus other = Verbus.connect(clientContext());
+            CountersFile stat = CountersFile.openReadOnly(tempDir.resolve("verbus")))
+        {
+            final CountersReader statReader = stat.countersReader(); // what ./verbus stat reads
+            final Verbus client = Verbus.connect(clientContext());
+            final AtomicCounter orders = client.addCounter(1001, "orders sent");
+            orders.set(42);
+            final UnsafeBuffer key = new UnsafeBuffer(new byte[8]);
+            key.putLong(0, 7L);
+            final UnsafeBuffer label = new UnsafeBuffer("fills".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            final AtomicCounter fills = client.addCounter(1002, key, 0, 8, label, 0, label.capacity());
+            fills.increment();
+            assertFalse(orders.id() == fills.id());
+
+            assertEquals(CountersReader.RECORD_ALLOCATED, statReader.getCounterState(orders.id()));
+            assertEquals(1001, statReader.getCounterTypeId(orders.id()));
+            assertEquals("orders sent", statReader.getCounterLabel(orders.id()));
+            assertEquals(42, statReader.getCounterValue(orders.id()));
+            assertTrue(statReader.getCounterRegistrationId(orders.id()) > 0);
+            assertEquals(1002, statReader.getCounterTypeId(fills.id()));
+            assertEquals("fills", statReader.getCounterLabel(fills.id()));
+            assertEquals(7L, statReader.metaDataBuffer().getLong(
+                CountersReader.metaDataOffset(fills.id()) + CountersReader.KEY_OFFSET));
+            assertEquals(1, other.countersReader().getCounterValue(fills.id()), "another client sees it too");
+
+            orders.close();
+            assertTrue(orders.isClosed());
+            await("the closed counter freed",
+                () -> CountersReader.RECORD_ALLOCATED != statReader.getCounterState(orders.id()));
+            assertEquals(CountersReader.RECORD_ALLOCATED, statReader.getCounterState(fills.id()));
+
+            client.close();
+            assertTrue(fills.isClosed());
+            await("the closed client's counter freed",
+                () -> CountersReader.RECORD_ALLOCATED != statReader.getCounterState(fills.id()));
+            assertThrows(IllegalStateException.class, () -> client.addCounter(1003, "after close"));
+            assertThrows(IllegalArgumentException.class, () -> other.addCounter(1004, key, 0, 113, label, 0, 5));
+        }
+    }
+
+    @Test
+    void shouldFreeTheCountersOfAClientTakenForDead()
+    {
+        try (MediaDriver driver = MediaDriver.launch(TestSupport.context(tempDir)
+                .clientLivenessTimeoutNs(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(300)));
+            Verbus live = Verbus.connect(clientContext()))
+        {
+            final Verbus silent = Verbus.connect(clientContext().threadingMode(ThreadingMode.INVOKER)
+                .errorHandler((ex) -> {}));
+            final AtomicCounter counter = silent.addCounter(1001, "silent client's counter");
+            final CountersReader reader = live.countersReader();
+            assertEquals(CountersReader.RECORD_ALLOCATED, reader.getCounterState(counter.id()));
+            await("the silent client freed", () -> 1 == driver.clientCount());
+            await("its counter freed", () -> CountersReader.RECORD_ALLOCATED != reader.getCounterState(counter.id()));
+            await("the silent client closed", silent::isClosed, silent::invoke);
+            assertTrue(counter.isClosed());
+            silent.close();
+        }
+    }
+
+    @Test
+    void shouldServeAClientsSpyOnAnotherClientsMediaPublicationFromTheDriversLog()
+    {
+        try (Verbus receiver = Verbus.launch(TestSupport.context(tempDir.resolve("receiver")));
+            MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus publisher = Verbus.connect(clientContext());
+            Verbus spying = Verbus.connect(clientContext()))
+        {
+            final Subscription sub = receiver.addSubscription("loop:name=standalone-spy", 22);
+            final ExclusivePublication publication = publisher.addExclusivePublication(
+                "loop:name=standalone-spy|term-length=64k", 22);
+            final Subscription spy = spying.addSubscription("aeron-spy:loop:name=standalone-spy", 22);
+            await("connected", publication::isConnected);
+            await("the spy's image", () -> 1 == spy.imageCount());
+            assertEquals("spy", spy.imageAtIndex(0).sourceIdentity()); // the driver's log file, mapped by the client
+
+            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[256]);
+            final long[] next = new long[2];
+            final boolean[] ordered = { true, true };
+            final int messages = 2_000; // several terms: the publisher never laps the spy's process
+            for (int i = 0; i < messages; i++)
+            {
+                buffer.putLong(0, i);
+                while (publication.offer(buffer, 0, 256) < 0)
+                {
+                    sub.poll((b, o, l, h) -> ordered[0] &= b.getLong(o) == next[0]++, 100);
+                    spy.poll((b, o, l, h) -> ordered[1] &= b.getLong(o) == next[1]++, 100);
+                }
+            }
+            await("all received", () -> messages == next[0] && messages == next[1], () ->
+            {
+                sub.poll((b, o, l, h) -> ordered[0] &= b.getLong(o) == next[0]++, 100);
+                spy.poll((b, o, l, h) -> ordered[1] &= b.getLong(o) == next[1]++, 100);
+            });
+            assertTrue(ordered[0] && ordered[1]);
         }
     }
 

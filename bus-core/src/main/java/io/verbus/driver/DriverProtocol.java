@@ -1,5 +1,7 @@
 package io.verbus.driver;
 
+import org.agrona.concurrent.status.CountersReader;
+
 /**
  * The messages between clients and a standalone driver, through the {@link CncFile}. Each message is a few fixed
  * fields at the offsets below followed, where it has one, by an ASCII string with an int length prefix. Commands go
@@ -12,6 +14,8 @@ package io.verbus.driver;
  *     <li>{@link #REMOVE_PUBLICATION} and {@link #REMOVE_SUBSCRIPTION}: {@code long registrationId}</li>
  *     <li>{@link #ADD_SUBSCRIPTION}: {@code int streamId, int unused, string channel}</li>
  *     <li>{@link #CLIENT_KEEPALIVE}, {@link #CLIENT_CLOSE}: nothing more</li>
+ *     <li>{@link #ADD_COUNTER}: {@code int typeId, int keyLength, byte[MAX_KEY_LENGTH] key, string label}</li>
+ *     <li>{@link #REMOVE_COUNTER}: {@code long registrationId}</li>
  * </ul>
  * Responses (driver to clients), all starting with {@code long correlationId} (the client id for
  * {@link #ON_CLIENT_TIMEOUT}, the subscription's correlation id for image events):
@@ -24,6 +28,7 @@ package io.verbus.driver;
  *     int subscriberPositionCounterId, int unused, int unused, string logPath}</li>
  *     <li>{@link #ON_UNAVAILABLE_IMAGE}: {@code long imageCorrelationId}</li>
  *     <li>{@link #ON_CLIENT_TIMEOUT}: nothing more</li>
+ *     <li>{@link #ON_COUNTER_READY}: {@code long registrationId, int counterId}</li>
  * </ul>
  */
 public final class DriverProtocol
@@ -34,6 +39,8 @@ public final class DriverProtocol
     public static final int REMOVE_SUBSCRIPTION = 4;
     public static final int CLIENT_KEEPALIVE = 5;
     public static final int CLIENT_CLOSE = 6;
+    public static final int ADD_COUNTER = 7;
+    public static final int REMOVE_COUNTER = 8;
 
     public static final int ON_PUBLICATION_READY = 101;
     public static final int ON_SUBSCRIPTION_READY = 102;
@@ -41,6 +48,7 @@ public final class DriverProtocol
     public static final int ON_AVAILABLE_IMAGE = 104;
     public static final int ON_UNAVAILABLE_IMAGE = 105;
     public static final int ON_CLIENT_TIMEOUT = 106;
+    public static final int ON_COUNTER_READY = 107;
 
     /** Commands: the client's id. */
     public static final int CLIENT_ID_OFFSET = 0;
@@ -52,6 +60,16 @@ public final class DriverProtocol
     public static final int EXCLUSIVE_OFFSET = 20;
     /** Add commands: the channel string. */
     public static final int CHANNEL_OFFSET = 24;
+    /** Add counter: the counter's type id. */
+    public static final int COUNTER_TYPE_ID_OFFSET = 16;
+    /** Add counter: how many bytes of the key field are the key. */
+    public static final int COUNTER_KEY_LENGTH_OFFSET = 20;
+    /** Add counter: the key, a field of {@link #MAX_COUNTER_KEY_LENGTH} bytes. */
+    public static final int COUNTER_KEY_OFFSET = 24;
+    /** Longest counter key: the key space of a counters file record (Agrona's {@code MAX_KEY_LENGTH}). */
+    public static final int MAX_COUNTER_KEY_LENGTH = CountersReader.MAX_KEY_LENGTH;
+    /** Add counter: the label string. */
+    public static final int COUNTER_LABEL_OFFSET = COUNTER_KEY_OFFSET + MAX_COUNTER_KEY_LENGTH;
     /** Remove commands: the registration id. */
     public static final int REMOVE_REGISTRATION_ID_OFFSET = 16;
 
@@ -66,6 +84,8 @@ public final class DriverProtocol
     public static final int POSITION_COUNTER_ID_OFFSET = 28;
     /** Publication ready: the back-pressure events counter. */
     public static final int BACK_PRESSURE_COUNTER_ID_OFFSET = 32;
+    /** Counter ready: the counter's id in the counters file. */
+    public static final int COUNTER_ID_OFFSET = 16;
     /** Responses with a log: its path. */
     public static final int LOG_PATH_OFFSET = 40;
     /** Error: the message. */

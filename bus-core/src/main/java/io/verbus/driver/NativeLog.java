@@ -95,7 +95,7 @@ public final class NativeLog
         return window;
     }
 
-    /** @return the current subscriber positions (ipc). */
+    /** @return the current subscriber positions (ipc; the spies of a media log). */
     public Position[] subscriberPositions()
     {
         return subscriberPositions;
@@ -177,7 +177,7 @@ public final class NativeLog
 
         if (!ipc)
         {
-            return cleanTo(publicationLog.publisherLimit().getVolatile() - termLength);
+            return cleanTo(mediaCleanTarget());
         }
 
         final Position[] positions = subscriberPositions;
@@ -215,6 +215,23 @@ public final class NativeLog
             work = 1;
         }
         return work;
+    }
+
+    /**
+     * A media log is cleaned a term behind the limit the media set. Its subscriber positions, if any, are spies
+     * (Aeron's {@code aeron-spy:}), local readers of the log the media knows nothing of: the cleaning stops where the
+     * media's highest allowed limit ({@link PublicationLog#maxPublisherLimit()}, two terms past the clean position)
+     * is a window past the slowest spy, so the publisher never laps a spy and nothing it has not read is zeroed.
+     */
+    private long mediaCleanTarget()
+    {
+        long target = publicationLog.publisherLimit().getVolatile() - termLength;
+        final Position[] spies = subscriberPositions;
+        for (final Position spy : spies)
+        {
+            target = Math.min(target, spy.getVolatile() + window - 2L * termLength);
+        }
+        return target;
     }
 
     /**

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class BasicSubscriber
 {
+    private static final boolean EMBEDDED_MEDIA_DRIVER = SampleConfiguration.EMBEDDED_MEDIA_DRIVER;
     private static final String CHANNEL = SampleConfiguration.CHANNEL;
     private static final int STREAM_ID = SampleConfiguration.STREAM_ID;
     private static final int FRAGMENT_COUNT_LIMIT = SampleConfiguration.FRAGMENT_COUNT_LIMIT;
@@ -39,7 +40,7 @@ public final class BasicSubscriber
         final FragmentHandler fragmentHandler = new FragmentAssembler(SamplesUtil.printAsciiMessage(STREAM_ID));
         final IdleStrategy idleStrategy = SampleConfiguration.newIdleStrategy();
 
-        try (Verbus verbus = Verbus.launch(ctx);
+        try (Verbus verbus = EMBEDDED_MEDIA_DRIVER ? Verbus.launch(ctx) : Verbus.connect(ctx);
             Subscription subscription = verbus.addSubscription(CHANNEL, STREAM_ID))
         {
             SamplesUtil.pollUntilStopped(running, fragmentHandler, FRAGMENT_COUNT_LIMIT, subscription, idleStrategy);

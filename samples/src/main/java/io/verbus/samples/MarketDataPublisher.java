@@ -24,6 +24,7 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class MarketDataPublisher
 {
+    private static final boolean EMBEDDED_MEDIA_DRIVER = SampleConfiguration.EMBEDDED_MEDIA_DRIVER;
     private static final String CHANNEL = SampleConfiguration.CHANNEL;
     private static final int STREAM_ID = SampleConfiguration.STREAM_ID;
     private static final long NUMBER_OF_MESSAGES = SampleConfiguration.NUMBER_OF_MESSAGES;
@@ -49,7 +50,8 @@ public final class MarketDataPublisher
         final AtomicBoolean running = new AtomicBoolean(true);
         ShutdownSignal.register(() -> running.set(false));
 
-        try (Verbus verbus = Verbus.launch(SampleConfiguration.context());
+        try (Verbus verbus = EMBEDDED_MEDIA_DRIVER ?
+            Verbus.launch(SampleConfiguration.context()) : Verbus.connect(SampleConfiguration.context());
             Publication publication = EXCLUSIVE_PUBLICATIONS ?
                 verbus.addExclusivePublication(CHANNEL, STREAM_ID) : verbus.addPublication(CHANNEL, STREAM_ID);
             RateReporter reporter = new RateReporter("quotes sent", TimeUnit.SECONDS.toNanos(1)))

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class MarketDataSubscriber
 {
+    private static final boolean EMBEDDED_MEDIA_DRIVER = SampleConfiguration.EMBEDDED_MEDIA_DRIVER;
     private static final String CHANNEL = SampleConfiguration.CHANNEL;
     private static final int STREAM_ID = SampleConfiguration.STREAM_ID;
     private static final int FRAGMENT_COUNT_LIMIT = SampleConfiguration.FRAGMENT_COUNT_LIMIT;
@@ -43,7 +44,7 @@ public final class MarketDataSubscriber
         final IdleStrategy idleStrategy = SampleConfiguration.newIdleStrategy();
         final String name = "subscriber pid " + ProcessHandle.current().pid();
 
-        try (Verbus verbus = Verbus.launch(ctx);
+        try (Verbus verbus = EMBEDDED_MEDIA_DRIVER ? Verbus.launch(ctx) : Verbus.connect(ctx);
             Subscription subscription = verbus.addSubscription(CHANNEL, STREAM_ID))
         {
             long nextReportNs = System.nanoTime() + REPORT_INTERVAL_NS;

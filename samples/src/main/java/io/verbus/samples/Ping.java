@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class Ping
 {
+    private static final boolean EMBEDDED_MEDIA_DRIVER = SampleConfiguration.EMBEDDED_MEDIA_DRIVER;
     private static final int PING_STREAM_ID = SampleConfiguration.PING_STREAM_ID;
     private static final int PONG_STREAM_ID = SampleConfiguration.PONG_STREAM_ID;
     private static final String PING_CHANNEL = SampleConfiguration.PING_CHANNEL;
@@ -62,7 +63,7 @@ public final class Ping
         System.out.println("Subscribing to pongs from " + PONG_CHANNEL + " on stream " + PONG_STREAM_ID);
         System.out.println("Message length of " + MESSAGE_LENGTH + " bytes");
 
-        try (Verbus verbus = Verbus.launch(ctx);
+        try (Verbus verbus = EMBEDDED_MEDIA_DRIVER ? Verbus.launch(ctx) : Verbus.connect(ctx);
             Subscription subscription = verbus.addSubscription(PONG_CHANNEL, PONG_STREAM_ID);
             Publication publication = EXCLUSIVE_PUBLICATIONS ?
                 verbus.addExclusivePublication(PING_CHANNEL, PING_STREAM_ID) :

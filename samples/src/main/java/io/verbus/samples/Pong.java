@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class Pong
 {
+    private static final boolean EMBEDDED_MEDIA_DRIVER = SampleConfiguration.EMBEDDED_MEDIA_DRIVER;
     private static final int PING_STREAM_ID = SampleConfiguration.PING_STREAM_ID;
     private static final int PONG_STREAM_ID = SampleConfiguration.PONG_STREAM_ID;
     private static final int FRAGMENT_COUNT_LIMIT = SampleConfiguration.FRAGMENT_COUNT_LIMIT;
@@ -46,7 +47,7 @@ public final class Pong
         final AtomicBoolean running = new AtomicBoolean(true);
         ShutdownSignal.register(() -> running.set(false));
 
-        try (Verbus verbus = Verbus.launch(ctx);
+        try (Verbus verbus = EMBEDDED_MEDIA_DRIVER ? Verbus.launch(ctx) : Verbus.connect(ctx);
             Subscription subscription = verbus.addSubscription(PING_CHANNEL, PING_STREAM_ID);
             Publication publication = EXCLUSIVE_PUBLICATIONS ?
                 verbus.addExclusivePublication(PONG_CHANNEL, PONG_STREAM_ID) :

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class RateSubscriber
 {
+    private static final boolean EMBEDDED_MEDIA_DRIVER = SampleConfiguration.EMBEDDED_MEDIA_DRIVER;
     private static final String CHANNEL = SampleConfiguration.CHANNEL;
     private static final int STREAM_ID = SampleConfiguration.STREAM_ID;
     private static final int FRAGMENT_COUNT_LIMIT = SampleConfiguration.FRAGMENT_COUNT_LIMIT;
@@ -38,7 +39,7 @@ public final class RateSubscriber
             .unavailableImageHandler(SamplesUtil::printUnavailableImage);
         final IdleStrategy idleStrategy = SampleConfiguration.newIdleStrategy();
 
-        try (Verbus verbus = Verbus.launch(ctx);
+        try (Verbus verbus = EMBEDDED_MEDIA_DRIVER ? Verbus.launch(ctx) : Verbus.connect(ctx);
             Subscription subscription = verbus.addSubscription(CHANNEL, STREAM_ID);
             RateReporter reporter = new RateReporter("subscriber", TimeUnit.SECONDS.toNanos(1)))
         {

@@ -15,9 +15,10 @@ import java.util.stream.Stream;
  * What every sample reads its settings from: system properties {@code verbus.sample.<key>}, which
  * {@code ./verbus sample NAME --key value} sets. Read once, when the first sample touches this class.
  * <p>
- * Two processes cannot share an {@code ipc} stream (each embeds its own driver), so the samples that run as two
- * processes default to {@code rdma:} over the {@code shm} provider on 127.0.0.1, and the embedded ones, which keep
- * both ends in one process, default to {@code ipc}.
+ * Each sample process embeds its own driver unless {@code driver-dir} names a standalone driver to attach to, and two
+ * embedded drivers cannot share an {@code ipc} stream, so the samples that run as two processes default to
+ * {@code rdma:} over the {@code shm} provider on 127.0.0.1 (through a standalone driver {@code ipc} works as well),
+ * and the embedded ones, which keep both ends in one process, default to {@code ipc}.
  */
 public final class SampleConfiguration
 {
@@ -84,29 +85,47 @@ public final class SampleConfiguration
     /** Subscribers MarketDataFanOut runs in its process. */
     public static final int SUBSCRIBERS = Integer.parseInt(property("subscribers", "3"));
 
-    /** The Verbus dir, or empty for one per process next to the default dir. */
+    /** The Verbus dir, or empty for one per process next to the default dir (embedded driver only). */
     public static final String DIR = property("dir", "");
+
+    /**
+     * The dir of a standalone driver ({@code ./verbus driver --dir D}) for the samples that run as separate processes
+     * to attach to, or empty (the default) for each to embed its own driver.
+     */
+    public static final String DRIVER_DIR = property("driver-dir", "");
+
+    /**
+     * True when the samples embed their driver ({@code Verbus.launch}), false when they attach to the standalone
+     * driver in {@link #DRIVER_DIR} ({@code Verbus.connect}): Aeron's {@code EMBEDDED_MEDIA_DRIVER}, the other way
+     * round by default, because a Verbus process embeds its driver unless told otherwise.
+     */
+    public static final boolean EMBEDDED_MEDIA_DRIVER = DRIVER_DIR.isEmpty();
 
     /** The property keys above, which {@code ./verbus sample} accepts as {@code --key value}. */
     public static final List<String> KEYS = List.of("channel", "stream-id", "ping-channel", "pong-channel",
         "ping-stream-id", "pong-stream-id", "embedded-channel", "messages", "message-length", "linger-ms",
         "fragment-limit", "warmup-messages", "warmup-iterations", "exclusive", "idle-strategy", "instruments", "rate",
-        "subscribers", "dir");
+        "subscribers", "dir", "driver-dir");
 
     private SampleConfiguration()
     {
     }
 
     /**
-     * The context of a sample's Verbus: its own dir (every process that embeds a driver needs one), named after the
-     * default dir so that {@code ./verbus stat} finds it, and removed when the process exits.
+     * The context of a sample's Verbus: the standalone driver's dir when {@link #DRIVER_DIR} is set, or else its own
+     * dir (every process that embeds a driver needs one), named after the default dir so that {@code ./verbus stat}
+     * finds it, and removed when the process exits.
      *
      * @return a new context.
      */
     public static Verbus.Context context()
     {
         final Verbus.Context context = new Verbus.Context();
-        if (DIR.isEmpty())
+        if (!EMBEDDED_MEDIA_DRIVER)
+        {
+            context.dir(DRIVER_DIR);
+        }
+        else if (DIR.isEmpty())
         {
             final Path dir = Path.of(Verbus.Context.defaultDir() + "-sample-" + ProcessHandle.current().pid());
             context.dir(dir.toString());

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class StreamingPublisher
 {
+    private static final boolean EMBEDDED_MEDIA_DRIVER = SampleConfiguration.EMBEDDED_MEDIA_DRIVER;
     private static final String CHANNEL = SampleConfiguration.CHANNEL;
     private static final int STREAM_ID = SampleConfiguration.STREAM_ID;
     private static final long NUMBER_OF_MESSAGES = SampleConfiguration.NUMBER_OF_MESSAGES;
@@ -43,7 +44,8 @@ public final class StreamingPublisher
         System.out.println("Streaming " + NUMBER_OF_MESSAGES + " messages of " + MESSAGE_LENGTH + " bytes to " +
             CHANNEL + " on stream " + STREAM_ID);
 
-        try (Verbus verbus = Verbus.launch(SampleConfiguration.context());
+        try (Verbus verbus = EMBEDDED_MEDIA_DRIVER ?
+            Verbus.launch(SampleConfiguration.context()) : Verbus.connect(SampleConfiguration.context());
             Publication publication = EXCLUSIVE_PUBLICATIONS ?
                 verbus.addExclusivePublication(CHANNEL, STREAM_ID) : verbus.addPublication(CHANNEL, STREAM_ID);
             RateReporter reporter = new RateReporter("publisher", TimeUnit.SECONDS.toNanos(1)))

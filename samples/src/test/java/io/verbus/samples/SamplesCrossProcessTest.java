@@ -1,35 +1,45 @@
 package io.verbus.samples;
 
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
+import static io.verbus.samples.SampleProcesses.concat;
+import static io.verbus.samples.SampleProcesses.freePort;
+import static io.verbus.samples.SampleProcesses.stop;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The samples as their users run them: two JVMs, each with its own embedded driver, talking over {@code rdma:} on
- * the shm provider (two processes cannot share an {@code ipc} stream), for a bounded number of messages.
+ * the shm provider (two embedded drivers cannot share an {@code ipc} stream), for a bounded number of messages.
+ * {@link SamplesStandaloneDriverTest} runs them through one standalone driver instead.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 @Tag("slow") // soak, cross-process or fuzz: left out of ./verbus test --quick
 class SamplesCrossProcessTest
 {
-    private static final long PROCESS_TIMEOUT_S = 120;
+    private static final long PROCESS_TIMEOUT_S = SampleProcesses.PROCESS_TIMEOUT_S;
 
     @TempDir
     Path tempDir;
+
+    private SampleProcesses processes;
+
+    @BeforeEach
+    void createProcesses()
+    {
+        processes = new SampleProcesses(tempDir);
+    }
 
     @Test
     void shouldMeasureRoundTripsBetweenPingAndPongProcesses() throws Exception
@@ -163,77 +173,18 @@ class SamplesCrossProcessTest
         }
     }
 
-    private void awaitOutput(final String name, final String text) throws Exception
-    {
-        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(PROCESS_TIMEOUT_S);
-        while (!output(name).contains(text))
-        {
-            if (System.nanoTime() > deadlineNs)
-            {
-                throw new AssertionError("no '" + text + "' from " + name + ":\n" + output(name));
-            }
-            Thread.sleep(20);
-        }
-    }
-
     private Process start(final Class<?> sample, final String name, final List<String> properties) throws IOException
     {
-        final List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("@" + findJvmArgs());
-        command.add("-Dverbus.rdma.secret=samples-cross-process-test-secret-0123456789");
-        command.add("-Dverbus.fabric.shm.dir=" + tempDir.resolve("fabric"));
-        command.add("-Dverbus.sample.dir=" + tempDir.resolve("verbus-" + name));
-        command.add("-Dverbus.sample.idle-strategy=backoff");
-        command.addAll(properties);
-        command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
-        command.add(sample.getName());
-        return new ProcessBuilder(command).redirectErrorStream(true)
-            .redirectOutput(tempDir.resolve(name + ".log").toFile()).start();
+        return processes.start(sample, name, properties);
     }
 
     private String output(final String name) throws IOException
     {
-        return Files.readString(tempDir.resolve(name + ".log"), StandardCharsets.UTF_8);
+        return processes.output(name);
     }
 
-    private static void stop(final Process process) throws InterruptedException
+    private void awaitOutput(final String name, final String text) throws Exception
     {
-        if (null != process && process.isAlive())
-        {
-            process.destroyForcibly();
-            process.waitFor(30, TimeUnit.SECONDS);
-        }
-    }
-
-    private static List<String> concat(final List<String> one, final List<String> two)
-    {
-        final List<String> both = new ArrayList<>(one);
-        both.addAll(two);
-        return both;
-    }
-
-    private static int freePort() throws IOException
-    {
-        try (ServerSocket socket = new ServerSocket(0))
-        {
-            return socket.getLocalPort();
-        }
-    }
-
-    private static Path findJvmArgs()
-    {
-        Path dir = Path.of("").toAbsolutePath();
-        for (int i = 0; i < 5 && null != dir; i++)
-        {
-            final Path candidate = dir.resolve("etc").resolve("jvm.args");
-            if (Files.isRegularFile(candidate))
-            {
-                return candidate;
-            }
-            dir = dir.getParent();
-        }
-        throw new IllegalStateException("etc/jvm.args not found above " + Path.of("").toAbsolutePath());
+        processes.awaitOutput(name, text);
     }
 }

@@ -13,7 +13,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Starting {@link RdmaPeerMain} JVMs and reading what they print, for the cross-process tests.
+ * Starting {@link RdmaPeerMain} (or another test main's) JVMs and reading what they print, for the cross-process tests.
  */
 final class PeerProcesses
 {
@@ -29,6 +29,13 @@ final class PeerProcesses
      * main's arguments.
      */
     static List<String> javaCommand(final String secret, final Path fabricDir, final String... extra)
+    {
+        return javaCommand(RdmaPeerMain.class, secret, fabricDir, extra);
+    }
+
+    /** As {@link #javaCommand(String, Path, String...)}, for another main class of these tests. */
+    static List<String> javaCommand(
+        final Class<?> mainClass, final String secret, final Path fabricDir, final String... extra)
     {
         final List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -46,7 +53,7 @@ final class PeerProcesses
         command.addAll(List.of(extra));
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
-        command.add(RdmaPeerMain.class.getName());
+        command.add(mainClass.getName());
         return command;
     }
 

@@ -1,0 +1,162 @@
+package io.verbus.media.rdma;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * {@code rdma:} through a standalone driver across processes ({@link RdmaDriverChild}): a driver process with the rdma
+ * media (provider {@code shm}), a publisher client process whose exclusive publication the driver sends, and three
+ * subscriber client processes served by the driver's one rdma subscription to it (bridged into a log they share).
+ * One subscriber stops polling part-way, holding the stream back, and is killed -9: the driver frees it after the
+ * client liveness timeout and the publisher and the other two subscribers finish, every message checked (sequence,
+ * length, CRC32) and the sums of the CRC32s equal on every side.
+ * <p>
+ * Message count: {@code -Dverbus.rdma.driver.messages=N} (default 1,000,000).
+ */
+@Timeout(value = 600, unit = TimeUnit.SECONDS)
+@Tag("slow") // cross-process: left out of ./verbus test --quick
+class RdmaStandaloneDriverCrossProcessTest
+{
+    private static final String SECRET = "standalone-driver-secret-0123456789";
+    private static final long MESSAGES = Long.getLong("verbus.rdma.driver.messages", 1_000_000);
+    private static final int STREAM_ID = 5001;
+
+    @TempDir
+    Path tempDir;
+
+    private final List<Child> children = new ArrayList<>();
+
+    @AfterEach
+    void killChildren()
+    {
+        for (final Child child : children)
+        {
+            child.process.destroyForcibly();
+        }
+    }
+
+    /** A child JVM, the lines it printed, and its stdin. */
+    private static final class Child
+    {
+        private final String name;
+        private final Process process;
+        private final BlockingQueue<String> lines;
+        private final List<String> seen = new ArrayList<>();
+
+        Child(final String name, final Process process)
+        {
+            this.name = name;
+            this.process = process;
+            this.lines = PeerProcesses.lines(process);
+        }
+
+        String awaitLine(final String prefix, final long timeoutMs) throws InterruptedException
+        {
+            final String line = PeerProcesses.awaitLine(
+                lines, seen, TimeUnit.MILLISECONDS.toNanos(timeoutMs), prefix, "FAILED");
+            if (null == line || line.startsWith("FAILED"))
+            {
+                fail(name + ": no '" + prefix + "' within " + timeoutMs + " ms (" +
+                    (process.isAlive() ? "running" : "exited " + process.exitValue()) + "):\n    " +
+                    PeerProcesses.tail(seen, lines, 30));
+            }
+            return line;
+        }
+
+        void send(final String line) throws IOException
+        {
+            final OutputStream in = process.getOutputStream();
+            in.write((line + "\n").getBytes(StandardCharsets.US_ASCII));
+            in.flush();
+        }
+
+        int awaitExit(final long timeoutMs) throws InterruptedException
+        {
+            if (!process.waitFor(timeoutMs, TimeUnit.MILLISECONDS))
+            {
+                fail(name + " still running after " + timeoutMs + " ms:\n    " + PeerProcesses.tail(seen, lines, 30));
+            }
+            return process.exitValue();
+        }
+    }
+
+    private Child start(final String name, final String... args) throws IOException
+    {
+        final List<String> command = new ArrayList<>(
+            PeerProcesses.javaCommand(RdmaDriverChild.class, SECRET, tempDir.resolve("fabric")));
+        command.addAll(List.of(args));
+        final Child child = new Child(name, new ProcessBuilder(command).redirectErrorStream(true).start());
+        children.add(child);
+        return child;
+    }
+
+    @Test
+    void shouldCarryCheckedMessagesBetweenClientProcessesOverRdmaAndOutliveAKilledClient() throws Exception
+    {
+        final String dir = tempDir.resolve("driver").toString();
+        final Child driver = start("driver", "driver", dir, "1000");
+        driver.awaitLine("DRIVER READY", 60_000);
+        final Child publisher = start("publisher", "publisher", dir,
+            "rdma:endpoint=127.0.0.1:0|provider=shm|term-length=256k", Integer.toString(STREAM_ID),
+            Long.toString(MESSAGES));
+        final int port = Integer.parseInt(publisher.awaitLine("PORT ", 60_000).substring(5).trim());
+        assertTrue(port > 0, "the publication's control port in the driver's counters");
+
+        final String channel = "rdma:endpoint=127.0.0.1:" + port + "|provider=shm";
+        final String count = Long.toString(MESSAGES);
+        final long stallAfter = MESSAGES / 10;
+        final Child subscriberA = start("subscriber A", "subscriber", dir, channel, "5001", count);
+        final Child subscriberB = start("subscriber B", "subscriber", dir, channel, "5001", count);
+        final Child victim = start("victim", "subscriber", dir, channel, "5001", count, Long.toString(stallAfter));
+        for (final Child subscriber : List.of(subscriberA, subscriberB, victim))
+        {
+            subscriber.awaitLine("IMAGE", 60_000);
+        }
+        publisher.awaitLine("CONNECTED", 60_000);
+        publisher.send("GO");
+        assertEquals("STARTING rdma-subscribers=1", publisher.awaitLine("STARTING", 10_000),
+            "one rdma subscription in the driver serves the three subscriber processes");
+
+        assertEquals("STALLED " + stallAfter, victim.awaitLine("STALLED", 300_000));
+        victim.process.destroyForcibly(); // SIGKILL
+        assertTrue(victim.process.waitFor(10, TimeUnit.SECONDS));
+        final long killedNs = System.nanoTime();
+
+        final long timeoutMs = 120_000 + MESSAGES / 5;
+        final String sent = publisher.awaitLine("SENT", timeoutMs);
+        final String receivedA = subscriberA.awaitLine("RECEIVED", timeoutMs);
+        final String receivedB = subscriberB.awaitLine("RECEIVED", timeoutMs);
+        final long afterKillMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedNs);
+        final String sentSum = sent.split(" ")[3];
+        for (final String received : List.of(receivedA, receivedB))
+        {
+            final String[] parts = received.split(" ");
+            assertEquals(count, parts[1], received);
+            assertEquals(sentSum, parts[3], "CRC32 sums: " + sent + " / " + received);
+        }
+        assertEquals(0, subscriberA.awaitExit(30_000));
+        assertEquals(0, subscriberB.awaitExit(30_000));
+        publisher.send("DONE");
+        assertEquals(0, publisher.awaitExit(30_000));
+        assertTrue(driver.process.isAlive(), "the driver outlived its clients");
+        System.out.println("rdma through a standalone driver, 3 subscriber processes (one killed -9 after " +
+            stallAfter + "): " + sent + " / " + receivedA + " / " + receivedB + "; finished " + afterKillMs +
+            " ms after the kill");
+    }
+}
