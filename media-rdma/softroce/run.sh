@@ -18,8 +18,9 @@ set -euo pipefail
 SOFTROCE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VERBUS_HOME="$(cd "$SOFTROCE_DIR/../.." && pwd)"
 WORK_DIR="${VERBUS_SOFTROCE_WORK:-$VERBUS_HOME/softroce-work}"
-# Hard bound on the guest: about 4 minutes on an idle 2-core host, 10 on one busy with other builds.
-QEMU_TIMEOUT_S=1200
+# Hard bound on the guest: about 6 minutes on an idle 2-core host, 10-20 on one busy with other builds (a run at
+# host load 20-60 needed more than 20).
+QEMU_TIMEOUT_S=1800
 GUEST_MEMORY=3G
 GUEST_CPUS=2
 

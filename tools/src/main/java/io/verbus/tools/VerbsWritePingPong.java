@@ -29,8 +29,10 @@ import java.util.concurrent.TimeUnit;
  * <pre>
  * VerbsWritePingPong server --port P [--bind ADDRESS] [--provider verbs]
  * VerbsWritePingPong client --connect HOST:PORT [--provider verbs] [--size 64] [--iterations 5000]
- *                           [--warmup 20000] [--poll counter,last-bytes]
+ *                           [--warmup 20000] [--warmup-ms 20000] [--measure-ms 30000] [--poll counter,last-bytes]
  * </pre>
+ * Each phase is bounded by count and by time: the warm-up by {@code --warmup} round trips or {@code --warmup-ms},
+ * the measurement by {@code --iterations} or {@code --measure-ms}; a client that stops early sends a stop sequence.
  * The client prints one line per phase, e.g.
  * {@code WRITE-PINGPONG poll=counter size=64 iterations=5000 device=rxe0 inline=256 unit=half-round-trip-us
  * min=.. p50=.. p99=.. p99.9=.. max=..}.
@@ -94,8 +96,14 @@ public final class VerbsWritePingPong
         else
         {
             for (final Phase phase : runClient(options.host, options.port, options.provider, options.size,
-                options.warmup, options.iterations, options.modes))
+                options.warmup, options.iterations, new TimeBounds(TimeUnit.MILLISECONDS.toNanos(options.warmupMs),
+                TimeUnit.MILLISECONDS.toNanos(options.measureMs)), options.modes))
             {
+                if (phase.halfRoundTripNs().length == 0)
+                {
+                    System.out.println("WRITE-PINGPONG-FAILED poll=" + phase.mode() + ": no round trip measured");
+                    System.exit(1);
+                }
                 System.out.println(phase.line());
             }
         }
@@ -130,20 +138,24 @@ public final class VerbsWritePingPong
                 out.writeInt(MAGIC);
                 Peer.write(out, end);
                 connect(end, peer, in, out);
-                long sequence = 0;
                 int modeCode;
                 while ((modeCode = in.readInt()) != END)
                 {
                     final PollMode mode = PollMode.values()[checkedModeIndex(modeCode)];
                     final int rounds = in.readInt();
+                    long sequence = in.readLong();
                     out.writeByte(READY);
                     out.flush();
                     for (int i = 0; i < rounds; i++)
                     {
-                        end.await(++sequence, mode);
+                        if (WritePingPongEnd.STOP_SEQUENCE == end.await(++sequence, mode))
+                        {
+                            break;
+                        }
                         end.send(sequence, mode);
                     }
                     end.drain();
+                    end.clearInbox();
                     out.writeByte(DONE);
                     out.flush();
                 }
@@ -152,7 +164,8 @@ public final class VerbsWritePingPong
     }
 
     /**
-     * Connects to a server and runs one measured phase per poll mode.
+     * Connects to a server and runs one measured phase per poll mode: {@code warmup} round trips or
+     * {@code bounds.warmupNs}, whichever ends first, then {@code iterations} measured or {@code bounds.measureNs}.
      *
      * @return one phase per mode, in order.
      * @throws IOException when the socket fails.
@@ -164,6 +177,7 @@ public final class VerbsWritePingPong
         final int size,
         final int warmup,
         final int iterations,
+        final TimeBounds bounds,
         final List<PollMode> modes) throws IOException
     {
         final List<Phase> phases = new ArrayList<>();
@@ -189,30 +203,54 @@ public final class VerbsWritePingPong
             {
                 out.writeInt(mode.ordinal() + 1);
                 out.writeInt(warmup + iterations);
+                out.writeLong(sequence);
                 out.flush();
                 expect(in, READY);
-                for (int i = 0; i < warmup; i++)
+                final long[] samples = new long[iterations];
+                final long warmupEndNs = System.nanoTime() + bounds.warmupNs();
+                int warmed = 0;
+                while (warmed < warmup && System.nanoTime() < warmupEndNs)
                 {
                     end.send(++sequence, mode);
                     end.await(sequence, mode);
+                    warmed++;
                 }
-                final long[] samples = new long[iterations];
-                for (int i = 0; i < iterations; i++)
+                final long measureEndNs = System.nanoTime() + bounds.measureNs();
+                int measured = 0;
+                while (measured < iterations && System.nanoTime() < measureEndNs)
                 {
                     final long startNs = System.nanoTime();
                     end.send(++sequence, mode);
                     end.await(sequence, mode);
-                    samples[i] = (System.nanoTime() - startNs) / 2;
+                    samples[measured++] = (System.nanoTime() - startNs) / 2;
+                }
+                if (warmed + measured < warmup + iterations)
+                {
+                    end.send(WritePingPongEnd.STOP_SEQUENCE, mode);
                 }
                 end.drain();
                 expect(in, DONE);
-                Arrays.sort(samples);
-                phases.add(new Phase(mode.label, size, device.attributes().name(), end.maxInlineData(), samples));
+                final long[] taken = Arrays.copyOf(samples, measured);
+                Arrays.sort(taken);
+                phases.add(new Phase(mode.label, size, device.attributes().name(), end.maxInlineData(), taken));
             }
             out.writeInt(END);
             out.flush();
         }
         return phases;
+    }
+
+    /**
+     * Time bounds of each phase, beside the round-trip counts.
+     *
+     * @param warmupNs  the longest warm-up.
+     * @param measureNs the longest measurement.
+     */
+    public record TimeBounds(long warmupNs, long measureNs)
+    {
+        /** Defaults: 20 s of warm-up and 30 s of measurement at most. */
+        public static final TimeBounds DEFAULT = new TimeBounds(TimeUnit.SECONDS.toNanos(20),
+            TimeUnit.SECONDS.toNanos(30));
     }
 
     /** Both QPs reach RTS before either side posts: a WRITE into a QP still in RESET would wait for a retry. */
@@ -306,6 +344,8 @@ public final class VerbsWritePingPong
         int size = VerbsWriteLatency.DEFAULT_SIZE;
         int warmup = VerbsWriteLatency.DEFAULT_WARMUP;
         int iterations = VerbsWriteLatency.DEFAULT_ITERATIONS;
+        long warmupMs = TimeUnit.NANOSECONDS.toMillis(TimeBounds.DEFAULT.warmupNs());
+        long measureMs = TimeUnit.NANOSECONDS.toMillis(TimeBounds.DEFAULT.measureNs());
         List<PollMode> modes = List.of(PollMode.COUNTER, PollMode.LAST_BYTES);
 
         static Options parse(final String[] args)
@@ -333,6 +373,8 @@ public final class VerbsWritePingPong
                     case "--size" -> options.size = number(flag, value, Long.BYTES);
                     case "--warmup" -> options.warmup = number(flag, value, 0);
                     case "--iterations" -> options.iterations = number(flag, value, 1);
+                    case "--warmup-ms" -> options.warmupMs = number(flag, value, 0);
+                    case "--measure-ms" -> options.measureMs = number(flag, value, 1);
                     case "--poll" -> options.modes = modes(value);
                     default -> usage("unknown flag " + flag);
                 }
@@ -396,7 +438,8 @@ public final class VerbsWritePingPong
             err.println("VerbsWritePingPong: " + problem);
             err.println("usage: VerbsWritePingPong server --port P [--bind ADDRESS] [--provider verbs]");
             err.println("       VerbsWritePingPong client --connect HOST:PORT [--provider verbs] [--size 64] " +
-                "[--iterations 5000] [--warmup 20000] [--poll counter,last-bytes]");
+                "[--iterations 5000] [--warmup 20000] [--warmup-ms 20000] [--measure-ms 30000] " +
+                "[--poll counter,last-bytes]");
             System.exit(2);
         }
     }

@@ -62,6 +62,8 @@ final class WritePingPongEnd implements AutoCloseable
         }
     }
 
+    /** The sequence the client sends to end a phase early (its time bound ran out before its count). */
+    static final long STOP_SEQUENCE = -1;
     static final int MAX_SIZE = 1024;
     static final int INBOX_OFFSET = 0;
     static final int COUNTER_OFFSET = 1024;
@@ -173,15 +175,19 @@ final class WritePingPongEnd implements AutoCloseable
     }
 
     /**
-     * Spins until message {@code sequence} has arrived in this end's inbox; in counter mode it then requires the
-     * message's own sequence to match (the data was placed before the counter that published it).
+     * Spins until message {@code sequence} (or {@link #STOP_SEQUENCE}) has arrived in this end's inbox; in counter
+     * mode it then requires the message's own sequence to match (the data was placed before the counter that
+     * published it).
+     *
+     * @return the sequence that arrived: {@code sequence} or {@link #STOP_SEQUENCE}.
      */
-    void await(final long sequence, final PollMode mode)
+    long await(final long sequence, final PollMode mode)
     {
         final long polledOffset = PollMode.COUNTER == mode ? COUNTER_OFFSET : INBOX_OFFSET + size - Long.BYTES;
         long deadlineNs = 0;
         int spins = 0;
-        while ((long)LONG_ACQUIRE.getAcquire(memory, polledOffset) != sequence)
+        long arrived;
+        while ((arrived = (long)LONG_ACQUIRE.getAcquire(memory, polledOffset)) != sequence && STOP_SEQUENCE != arrived)
         {
             // The CQ is polled now and then while waiting, as the media's duty cycle does: a software provider
             // (tcp) moves its bytes on the polling thread, and on a NIC it reaps the send completions early.
@@ -203,12 +209,23 @@ final class WritePingPongEnd implements AutoCloseable
         if (PollMode.COUNTER == mode)
         {
             final long carried = (long)LONG_ACQUIRE.getAcquire(memory, (long)INBOX_OFFSET + size - Long.BYTES);
-            if (carried != sequence)
+            if (carried != arrived)
             {
-                throw new IllegalStateException("counter " + sequence + " arrived before its message (message " +
+                throw new IllegalStateException("counter " + arrived + " arrived before its message (message " +
                     "holds " + carried + ")");
             }
         }
+        return arrived;
+    }
+
+    /**
+     * Zeroes the polled words of this end's inbox after a phase, while the peer writes nothing (it waits for the
+     * phase's end over the socket): a stop sequence left there would end the next phase at once, in either mode.
+     */
+    void clearInbox()
+    {
+        LONG_ACQUIRE.setRelease(memory, (long)COUNTER_OFFSET, 0L);
+        LONG_ACQUIRE.setRelease(memory, (long)INBOX_OFFSET + size - Long.BYTES, 0L);
     }
 
     /** Reaps the completions of the signaled WRITEs still outstanding, for at most 5 s. */

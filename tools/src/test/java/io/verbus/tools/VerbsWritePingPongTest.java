@@ -32,7 +32,8 @@ class VerbsWritePingPongTest
             final CompletableFuture<Void> server = CompletableFuture.runAsync(() -> serve(listener));
 
             final List<VerbsWritePingPong.Phase> phases = VerbsWritePingPong.runClient("127.0.0.1",
-                listener.getLocalPort(), "tcp", 64, 50, 300, List.of(PollMode.COUNTER, PollMode.LAST_BYTES));
+                listener.getLocalPort(), "tcp", 64, 50, 300, VerbsWritePingPong.TimeBounds.DEFAULT,
+                List.of(PollMode.COUNTER, PollMode.LAST_BYTES));
 
             server.get(60, TimeUnit.SECONDS);
             assertEquals(2, phases.size());
@@ -46,6 +47,31 @@ class VerbsWritePingPongTest
                 assertTrue(phase.percentileNs(50) <= phase.percentileNs(99.9));
                 assertTrue(phase.line().startsWith("WRITE-PINGPONG poll=" + phase.mode() + " size=64 iterations=300 "),
                     phase.line());
+            }
+        }
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void shouldEndEachPhaseAtItsTimeBoundAndStopTheServerThere() throws Exception
+    {
+        try (ServerSocket listener = new ServerSocket())
+        {
+            listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            final CompletableFuture<Void> server = CompletableFuture.runAsync(() -> serve(listener));
+            final int iterations = 100_000_000;
+            final long boundNs = TimeUnit.MILLISECONDS.toNanos(200);
+
+            final List<VerbsWritePingPong.Phase> phases = VerbsWritePingPong.runClient("127.0.0.1",
+                listener.getLocalPort(), "tcp", 64, iterations, iterations,
+                new VerbsWritePingPong.TimeBounds(boundNs, boundNs), List.of(PollMode.COUNTER, PollMode.LAST_BYTES));
+
+            server.get(60, TimeUnit.SECONDS);
+            assertEquals(2, phases.size());
+            for (final VerbsWritePingPong.Phase phase : phases)
+            {
+                final int measured = phase.halfRoundTripNs().length;
+                assertTrue(measured > 0 && measured < iterations, phase.mode() + " measured " + measured);
             }
         }
     }
