@@ -1,9 +1,11 @@
 #!/bin/sh
 # Runs inside the Soft-RoCE guest as PID 1, on the host's root (read-only, with a tmpfs overlay):
-# brings up rxe0 over a dummy netdev, runs perftest ib_write_lat 64 B, then ONE JVM with the verbs
-# conformance suite and Verbus's 64 B WRITE+poll latency, then the rdma media across a publisher JVM and a
-# subscriber JVM on provider=verbs. Results go to /softroce-shared (a host folder);
-# the last file written is guest.done holding 0 or the reason for failure. Always powers off.
+# brings up rxe0 over a dummy netdev, runs perftest ib_write_lat and ib_send_lat 64 B (server and client
+# processes), then ONE JVM with the verbs conformance suite and Verbus's one-thread 64 B WRITE+poll latency, then
+# the rdma media across a publisher JVM and a subscriber JVM on provider=verbs, then the latency side by side:
+# Verbus's raw WRITE ping-pong as a client and a server JVM, and the bench harness (the rdma: bus ping-pong between
+# two JVMs, and the seed comparison) on verbs. Results go to /softroce-shared (a host folder); the last file
+# written is guest.done holding 0 or the reason for failure. Always powers off.
 set -u
 SHARED=/softroce-shared
 . "$SHARED/guest.env"
@@ -60,25 +62,28 @@ done
 [ -n "$gid_index" ] || finish "no GID for $RXE_ADDRESS on rxe0"
 note "rxe0 ACTIVE on $RXE_NETDEV ($RXE_ADDRESS), RoCE v2 GID index $gid_index"
 
-# --- perftest ib_write_lat, 64 B: the C figure -------------------------------------------------------------
-run_ib_write_lat() {
-    ib_write_lat -d rxe0 -x "$gid_index" -s 64 -n "$PERFTEST_ITERATIONS" -F > "$SHARED/ib_write_lat.server.txt" 2>&1 &
+# --- perftest ib_write_lat and ib_send_lat, 64 B: the C figures (a server and a client process each) ---------
+# Both print half a round trip (t_typical etc. = RTT/2): ib_write_lat polls the last byte of the WRITE's buffer,
+# ib_send_lat waits for the RECV completion.
+run_perftest_lat() {
+    "$1" -d rxe0 -x "$gid_index" -s 64 -n "$PERFTEST_ITERATIONS" -F > "$SHARED/$1.server.txt" 2>&1 &
     server=$!
     sleep 2
-    timeout 120 ib_write_lat -d rxe0 -x "$gid_index" -s 64 -n "$PERFTEST_ITERATIONS" -F 127.0.0.1 \
-        > "$SHARED/ib_write_lat.txt" 2>&1
+    timeout 120 "$1" -d rxe0 -x "$gid_index" -s 64 -n "$PERFTEST_ITERATIONS" -F 127.0.0.1 > "$SHARED/$1.txt" 2>&1
     perftest_rc=$?
     wait "$server" 2>/dev/null
 }
 # perftest converts cycles to microseconds with a CPU clock it samples against usleep; on an emulated CPU
 # that sampling can fail and every figure prints as inf. Up to three attempts then.
-for attempt in 1 2 3; do
-    run_ib_write_lat
-    grep -Eq '^ *64 +[0-9]+ +inf' "$SHARED/ib_write_lat.txt" || break
-    note "ib_write_lat attempt $attempt printed inf (perftest could not sample the CPU clock)"
+for perftest in ib_write_lat ib_send_lat; do
+    for attempt in 1 2 3; do
+        run_perftest_lat "$perftest"
+        grep -Eq '^ *64 +[0-9]+ +inf' "$SHARED/$perftest.txt" || break
+        note "$perftest attempt $attempt printed inf (perftest could not sample the CPU clock)"
+    done
+    cat "$SHARED/$perftest.txt"
+    [ "$perftest_rc" -eq 0 ] || finish "$perftest failed (exit $perftest_rc)"
 done
-cat "$SHARED/ib_write_lat.txt"
-[ "$perftest_rc" -eq 0 ] || finish "ib_write_lat failed (exit $perftest_rc)"
 
 # --- ONE JVM: the conformance suite on provider=verbs and the Verbus latency ------------------------------
 TARGET="$VERBUS_HOME/media-rdma/softroce/target"
@@ -176,6 +181,127 @@ if [ "$subscriber_rc" -eq 0 ] && [ "$publisher_rc" -eq 0 ] && \
 fi
 note "rdma media check: publisher exit $publisher_rc (${rdma_published:-no result}), subscriber exit $subscriber_rc (${rdma_received:-no result})"
 
+# --- Latency like for like: Verbus's raw WRITE ping-pong as a client JVM and a server JVM ----------------------
+# io.verbus.tools.VerbsWritePingPong: one RC QP per process, QP info over a TCP socket, each side busy-polling its
+# own inbox; two phases on the same QPs: "counter" (the rdma media's commit: the 64 B message WRITE and then an
+# 8-byte counter WRITE in one post, the reader polls the counter) and "last-bytes" (perftest's ib_write_lat: one
+# WRITE, the reader polls its last bytes). Bounded by count and time, per phase: 20,000 round trips or 10 s of JIT
+# warm-up, then 5,000 measured or 10 s (on a host shared by many builds an emulated round trip can take ms).
+WRITE_PINGPONG_PORT=7471
+run_write_pingpong_java() { # ROLE ARGS...
+    exec timeout --kill-after=10 300 "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 \
+        -XX:+UseSerialGC -Xmx256m -XX:ErrorFile="$SHARED/hs_err_pid%p.log" \
+        -Dverbus.fabric.verbs.device=rxe0 -Dverbus.fabric.verbs.address="$RXE_ADDRESS" \
+        -cp "$CLASSPATH" io.verbus.tools.VerbsWritePingPong "$@"
+}
+write_pingpong_run() {
+    run_write_pingpong_java server --bind "$RXE_ADDRESS" --port "$WRITE_PINGPONG_PORT" \
+        > "$SHARED/verbus_write_pingpong.server.txt" 2>&1 &
+    pingpong_server=$!
+    run_write_pingpong_java client --connect "$RXE_ADDRESS:$WRITE_PINGPONG_PORT" --size 64 --iterations 5000 \
+        --warmup 20000 --warmup-ms 10000 --measure-ms 10000 --poll counter,last-bytes \
+        > "$SHARED/verbus_write_pingpong.txt" 2>&1 &
+    pingpong_client=$!
+    wait "$pingpong_client"
+    pingpong_client_rc=$?
+    [ "$pingpong_client_rc" -eq 0 ] || kill "$pingpong_server" 2>/dev/null
+    wait "$pingpong_server"
+    pingpong_server_rc=$?
+}
+pingpong_started=$(cut -d' ' -f1 /proc/uptime)
+for pingpong_attempt in 1 2; do
+    write_pingpong_run
+    [ "$pingpong_client_rc" -eq 134 ] || [ "$pingpong_server_rc" -eq 134 ] || break
+    note "WRITE ping-pong attempt $pingpong_attempt: a JVM crashed (exit 134), one retry"
+done
+pingpong_ended=$(cut -d' ' -f1 /proc/uptime)
+pingpong_ok=no
+if [ "$pingpong_client_rc" -eq 0 ] && [ "$pingpong_server_rc" -eq 0 ] && \
+    [ "$(grep -c '^WRITE-PINGPONG poll=' "$SHARED/verbus_write_pingpong.txt")" -eq 2 ]; then
+    pingpong_ok=yes
+fi
+note "WRITE ping-pong (two JVMs): client exit $pingpong_client_rc, server exit $pingpong_server_rc," \
+    "${pingpong_started}s -> ${pingpong_ended}s"
+cat "$SHARED/verbus_write_pingpong.txt"
+
+# --- The bench harness on verbs: the rdma: bus ping-pong between two JVMs, and the seed comparison -------------
+# io.verbus.bench.BenchMain, only the contenders that run on verbs here: verbus-rdma-verbs-direct-2p (this JVM
+# publishes pings on rdma:...|provider=verbs and times them, a child JVM echoes them: exclusive publications, direct
+# mode, invoker, one spinning thread per process pinned to CPUs 0 and 1) and the seed methods (tcp-socket in the
+# guest's kernel, verbs-send-recv, verbs-rdma-write: two threads of one JVM, each on its own verbs context). Round
+# trips as the harness reports them. Bounded: 1 s warm-up (after an unrecorded 2 s pass), then 2 s or 20,000 round
+# trips; 0.5 s of throughput per method; the harness's 5 s stall timeout per message; 300 s hard limit on the whole.
+mkdir -p /dev/shm && mount -t tmpfs -o size=512m tmpfs /dev/shm
+bench_started=$(cut -d' ' -f1 /proc/uptime)
+run_bench() {
+    timeout --kill-after=10 300 "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 -XX:+UseSerialGC \
+        -Xmx512m -XX:ErrorFile="$SHARED/hs_err_pid%p.log" \
+        -Dverbus.fabric.verbs.device=rxe0 -Dverbus.fabric.verbs.address="$RXE_ADDRESS" \
+        -cp "$CLASSPATH" io.verbus.bench.BenchMain --only latency,seed \
+        --contenders '^(verbus-rdma-verbs-direct-2p|tcp-socket|verbs-send-recv|verbs-rdma-write)$' \
+        --sizes 64 --throughput-sizes 64 --warmup-ms 1000 --measure-ms 2000 --max-round-trips 20000 \
+        --throughput-ms 500 --json "$SHARED/bench.json" --svg "$SHARED/bench.svg" \
+        > "$SHARED/bench.txt" 2> "$SHARED/bench.log"
+}
+for bench_attempt in 1 2; do
+    run_bench
+    bench_rc=$?
+    [ "$bench_rc" -eq 134 ] || break
+    note "bench attempt $bench_attempt: the JVM crashed (exit 134), one retry"
+done
+bench_ended=$(cut -d' ' -f1 /proc/uptime)
+note "bench on verbs: exit $bench_rc, ${bench_started}s -> ${bench_ended}s"
+
+# bench_row SECTION NAME: "p50 p99 p99.9" (round trip, us) of NAME's 64 B row in the table whose header starts
+# with SECTION, or nothing when that row did not run.
+bench_row() {
+    awk -v section="$1" -v name="$2" 'index($0, section) == 1 { on = 1; next } /^[A-Z]/ { on = 0 }
+        on && $1 == name && $2 == "64" && $3 ~ /^[0-9.]+$/ { print $3, $5, $6; exit }' "$SHARED/bench.txt" 2>/dev/null
+}
+bench_bus="$(bench_row 'LATENCY:' verbus-rdma-verbs-direct-2p)"
+bench_tcp="$(bench_row 'SEED COMPARISON, latency' tcp-socket)"
+bench_send="$(bench_row 'SEED COMPARISON, latency' verbs-send-recv)"
+bench_write="$(bench_row 'SEED COMPARISON, latency' verbs-rdma-write)"
+bench_ok=no
+if [ "$bench_rc" -eq 0 ] && [ -n "$bench_bus" ] && [ -n "$bench_send" ] && [ -n "$bench_write" ]; then
+    bench_ok=yes
+fi
+
+# The side-by-side table: every figure as half a round trip (RTT/2), the unit perftest prints.
+perftest_half() { # FILE -> "typical p99 p99.9" (perftest already prints RTT/2)
+    awk '$1 == "64" && $2 ~ /^[0-9]+$/ { print $5, $8, $9; exit }' "$1" 2>/dev/null
+}
+pingpong_half() { # MODE -> "p50 p99 p99.9"
+    sed -n "s/^WRITE-PINGPONG poll=$1 .* p50=\([0-9.]*\) p99=\([0-9.]*\) p99.9=\([0-9.]*\) .*/\1 \2 \3/p" \
+        "$SHARED/verbus_write_pingpong.txt" 2>/dev/null | head -n 1
+}
+one_thread_half() {
+    sed -n 's/.* p50 \([0-9.]*\) us, p99 \([0-9.]*\) us, p99.9 \([0-9.]*\) us.*/\1 \2 \3/p' \
+        "$SHARED/verbus_write_lat.txt" 2>/dev/null | head -n 1
+}
+halve() { echo "$1" | awk 'NF == 3 { printf "%.2f %.2f %.2f", $1 / 2, $2 / 2, $3 / 2 }'; }
+side_by_side_row() { # LABEL PROCESSES "typical p99 p99.9"
+    if [ -n "$3" ]; then
+        echo "$3" | awk -v label="$1" -v procs="$2" '{ printf "  %-62s %-9s %9s %9s %9s\n", label, procs, $1, $2, $3 }'
+    else
+        printf "  %-62s %-9s %s\n" "$1" "$2" "(did not run or failed: see the files in the shared folder)"
+    fi
+}
+side_by_side() {
+    echo "LATENCY SIDE BY SIDE, same boot: rxe0 (Soft-RoCE) under qemu TCG, an emulated CPU, NOT hardware; 64 B;"
+    echo "  every figure is HALF a round trip (RTT/2, the unit perftest prints), microseconds"
+    printf "  %-62s %-9s %9s %9s %9s\n" "what" processes "typ/p50" p99 p99.9
+    side_by_side_row "perftest ib_write_lat (C; polls the last byte; t_typical)" 2 "$(perftest_half "$SHARED/ib_write_lat.txt")"
+    side_by_side_row "perftest ib_send_lat (C; SEND/RECV; t_typical)" 2 "$(perftest_half "$SHARED/ib_send_lat.txt")"
+    side_by_side_row "Verbus raw WRITE ping-pong, counter polling (media's commit)" 2 "$(pingpong_half counter)"
+    side_by_side_row "Verbus raw WRITE ping-pong, last-bytes polling (as perftest)" 2 "$(pingpong_half last-bytes)"
+    side_by_side_row "Verbus rdma: bus ping-pong, provider=verbs, direct (RTT/2)" 2 "$(halve "$bench_bus")"
+    side_by_side_row "Verbus WRITE, one thread drives both QPs (VerbsWriteLatency)" "1 thread" "$(one_thread_half)"
+    side_by_side_row "seed: tcp-socket, guest kernel TCP loopback (RTT/2)" "2 threads" "$(halve "$bench_tcp")"
+    side_by_side_row "seed: verbs-send-recv, fabric SPI (RTT/2)" "2 threads" "$(halve "$bench_send")"
+    side_by_side_row "seed: verbs-rdma-write, WRITE + doorbell WRITE (RTT/2)" "2 threads" "$(halve "$bench_write")"
+}
+
 # Failed cases, from the JUnit XML: every one fails the run (the conformance suite names, per fault, the
 # statuses real devices report, rxe's included).
 failed_cases="$(awk '/<testcase /{ match($0, /name="[^"]*"/); name = substr($0, RSTART + 6, RLENGTH - 7) }
@@ -194,6 +320,16 @@ passed_count="$(grep -o 'tests="[0-9]*"' "$SHARED"/junit-reports/*.xml 2>/dev/nu
         echo "Verbus verbs inline 64 B WRITE+poll (provider=verbs, same rxe0):"
         sed 's/^/  /' "$SHARED/verbus_write_lat.txt"
     fi
+    echo "perftest ib_send_lat 64 B, $PERFTEST_ITERATIONS iterations (t_min t_max t_typical t_avg t_stdev p99 p99.9, usec):"
+    grep -E '^ *64 +[0-9]+' "$SHARED/ib_send_lat.txt" | sed 's/^/  /'
+    echo "Verbus raw WRITE ping-pong, client and server JVMs (provider=verbs): $([ "$pingpong_ok" = yes ] && echo PASSED || echo FAILED)"
+    echo "  client exit $pingpong_client_rc, server exit $pingpong_server_rc, ${pingpong_started}s -> ${pingpong_ended}s of guest time"
+    grep '^WRITE-PINGPONG' "$SHARED/verbus_write_pingpong.txt" 2>/dev/null | sed 's/^/  /'
+    echo "bench harness on verbs (rdma: bus two JVMs + seed comparison): exit $bench_rc, $([ "$bench_ok" = yes ] && echo PASSED || echo FAILED), ${bench_started}s -> ${bench_ended}s of guest time"
+    # The harness's own seed tables (round trip), as printed.
+    awk '/^SEED COMPARISON/ { on = 1 } /^(json|svg):/ { on = 0 } on && NF { print "  " $0 }' "$SHARED/bench.txt" 2>/dev/null
+    echo
+    side_by_side
 } > "$SHARED/summary.txt"
 
 if [ "$java_rc" -ne 0 ] || [ -n "$failed_cases" ]; then
@@ -201,4 +337,6 @@ if [ "$java_rc" -ne 0 ] || [ -n "$failed_cases" ]; then
     finish "guest JUnit run failed: $(echo $failed_cases)"
 fi
 [ "$rdma_ok" = yes ] || finish "rdma media cross-process check on provider=verbs failed (see rdma_publisher.txt, rdma_subscriber.txt)"
+[ "$pingpong_ok" = yes ] || finish "Verbus WRITE ping-pong between two JVMs failed (see verbus_write_pingpong*.txt)"
+[ "$bench_ok" = yes ] || finish "bench harness on verbs failed (exit $bench_rc; see bench.txt, bench.log)"
 finish 0

@@ -3,8 +3,12 @@
 #
 # The host kernel has no RDMA stack, so this boots Debian's stock kernel under qemu (TCG, no KVM needed),
 # shares the host's root read-only into the guest, brings up one rxe device there and runs, in the guest:
-#   1. perftest ib_write_lat, 64 bytes (the C reference figure),
-#   2. ONE JVM: the fabric conformance suite against provider=verbs, plus Verbus's own 64 B WRITE+poll latency.
+#   1. perftest ib_write_lat and ib_send_lat, 64 bytes (the C reference figures, server and client processes),
+#   2. ONE JVM: the fabric conformance suite against provider=verbs, plus Verbus's own 64 B WRITE+poll latency,
+#   3. the rdma media across a publisher JVM and a subscriber JVM on provider=verbs (100,000 checked messages),
+#   4. latency like for like, two processes each: Verbus's raw WRITE ping-pong (client and server JVMs) and the
+#      rdma: bus ping-pong (bench harness, a Ping JVM and its Pong child), plus the seed comparison on verbs;
+#      a side-by-side table of all of them, in half round trips, ends the output.
 # Needs root (apt-get, and the guest reads the host root as root). Ends by itself: qemu runs under a hard
 # timeout. Everything it writes lives in $VERBUS_HOME/softroce-work (git-ignored); the kernel is cached there.
 #
@@ -14,8 +18,9 @@ set -euo pipefail
 SOFTROCE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VERBUS_HOME="$(cd "$SOFTROCE_DIR/../.." && pwd)"
 WORK_DIR="${VERBUS_SOFTROCE_WORK:-$VERBUS_HOME/softroce-work}"
-# Hard bound on the guest: about 4 minutes on an idle 2-core host, 10 on one busy with other builds.
-QEMU_TIMEOUT_S=1200
+# Hard bound on the guest: about 6 minutes on an idle 2-core host, 10-20 on one busy with other builds (a run at
+# host load 20-60 needed more than 20).
+QEMU_TIMEOUT_S=1800
 GUEST_MEMORY=3G
 GUEST_CPUS=2
 
@@ -27,7 +32,7 @@ while [ $# -gt 0 ]; do
         --timeout) [ $# -ge 2 ] || die "--timeout needs a value in seconds"
                    [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -ge 60 ] || die "--timeout must be a whole number of seconds >= 60, got '$2'"
                    QEMU_TIMEOUT_S="$2"; shift 2 ;;
-        -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown flag '$1' (see --help)" ;;
     esac
 done
@@ -114,6 +119,8 @@ ENV
 
 log "booting $KERNEL_VERSION under qemu TCG ($GUEST_CPUS vCPUs, $GUEST_MEMORY, timeout ${QEMU_TIMEOUT_S}s)"
 started=$(date +%s)
+# The host's load: the guest's figures are emulated CPU time shared with whatever else the host runs.
+load_at_boot="$(cut -d' ' -f1-3 /proc/loadavg)"
 qemu_rc=0
 timeout --kill-after=15 "$QEMU_TIMEOUT_S" qemu-system-x86_64 \
     -accel tcg,thread=multi -cpu max -smp "$GUEST_CPUS" -m "$GUEST_MEMORY" \
@@ -127,6 +134,7 @@ elapsed=$(( $(date +%s) - started ))
 # --- 6. Results --------------------------------------------------------------------------------------------
 echo
 echo "==== Soft-RoCE run: rxe under qemu TCG (emulated CPU, not hardware), wall time ${elapsed}s ===="
+echo "host load average (1/5/15 min): ${load_at_boot} at boot, $(cut -d' ' -f1-3 /proc/loadavg) at the end; $(nproc) host CPUs"
 if [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
     die "qemu hit the ${QEMU_TIMEOUT_S}s timeout (results so far in $SHARED)"
 fi

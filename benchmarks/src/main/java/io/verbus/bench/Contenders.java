@@ -39,6 +39,7 @@ public final class Contenders
             new VerbusContender(VerbusContender.Variant.RDMA_VERBS),
             new CrossProcessContender(CrossProcessContender.Kind.AERON_IPC, childCpu),
             new CrossProcessContender(CrossProcessContender.Kind.VERBUS_RDMA_SHM_DIRECT, childCpu),
-            new CrossProcessContender(CrossProcessContender.Kind.VERBUS_RDMA_SHM_AGENT, childCpu));
+            new CrossProcessContender(CrossProcessContender.Kind.VERBUS_RDMA_SHM_AGENT, childCpu),
+            new CrossProcessContender(CrossProcessContender.Kind.VERBUS_RDMA_VERBS_DIRECT, childCpu));
     }
 }

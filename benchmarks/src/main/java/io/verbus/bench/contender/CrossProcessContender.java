@@ -32,9 +32,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * Two processes, as in production: the harness's process publishes pings (and times them), a child JVM
  * ({@link EchoProcessMain}, pinned to the ponger's CPU) echoes them or counts them. Verbus over {@code rdma:} on
- * the shm provider (each process its own Verbus, invoker mode, direct or sender-agent publications) beside Aeron IPC
- * between two client processes sharing one media driver (the driver's threads back off: IPC needs them only to move
- * publication limits).
+ * the shm provider (each process its own Verbus, invoker mode, direct or sender-agent publications) and, where an
+ * RDMA device exists (a NIC, or Soft-RoCE in the qemu guest of {@code ./verbus softroce-test}), on the verbs
+ * provider in direct mode, beside Aeron IPC between two client processes sharing one media driver (the driver's
+ * threads back off: IPC needs them only to move publication limits).
  */
 public final class CrossProcessContender implements Contender
 {
@@ -43,7 +44,8 @@ public final class CrossProcessContender implements Contender
     {
         AERON_IPC("aeron-ipc-2p", "aeron-ipc"),
         VERBUS_RDMA_SHM_DIRECT("verbus-rdma-shm-direct-2p", "verbus-direct"),
-        VERBUS_RDMA_SHM_AGENT("verbus-rdma-shm-agent-2p", "verbus-agent");
+        VERBUS_RDMA_SHM_AGENT("verbus-rdma-shm-agent-2p", "verbus-agent"),
+        VERBUS_RDMA_VERBS_DIRECT("verbus-rdma-verbs-direct-2p", "verbus-verbs-direct");
 
         private final String contenderName;
         private final String childMode;
@@ -52,6 +54,12 @@ public final class CrossProcessContender implements Contender
         {
             this.contenderName = contenderName;
             this.childMode = childMode;
+        }
+
+        /** @return the fabric provider of an rdma kind. */
+        String fabricProvider()
+        {
+            return VERBUS_RDMA_VERBS_DIRECT == this ? "verbs" : "shm";
         }
     }
 
@@ -90,13 +98,21 @@ public final class CrossProcessContender implements Contender
             case AERON_IPC -> "aeron 1.51.0 ipc, two client processes on one MediaDriver (backoff)";
             case VERBUS_RDMA_SHM_DIRECT -> "verbus rdma provider=shm, two processes, direct mode, invoker";
             case VERBUS_RDMA_SHM_AGENT -> "verbus rdma provider=shm, two processes, sender agent on the writer";
+            case VERBUS_RDMA_VERBS_DIRECT -> "verbus rdma provider=verbs, two processes, direct mode, invoker, on " +
+                FabricLink.label("verbs");
         };
     }
 
-    static String rdmaChannel(final int port, final String secretFile)
+    @Override
+    public String unavailableReason()
     {
-        return "rdma:endpoint=127.0.0.1:" + port + "|provider=shm|term-length=" + TERM_LENGTH + "|secret-file=" +
-            secretFile;
+        return Kind.AERON_IPC == kind ? null : FabricLink.unavailableReason(kind.fabricProvider());
+    }
+
+    static String rdmaChannel(final String provider, final int port, final String secretFile)
+    {
+        return "rdma:endpoint=127.0.0.1:" + port + "|provider=" + provider + "|term-length=" + TERM_LENGTH +
+            "|secret-file=" + secretFile;
     }
 
     @Override
@@ -190,7 +206,7 @@ public final class CrossProcessContender implements Contender
         Session(final Kind kind)
         {
             this.kind = kind;
-            this.exclusive = Kind.VERBUS_RDMA_SHM_DIRECT == kind;
+            this.exclusive = Kind.VERBUS_RDMA_SHM_DIRECT == kind || Kind.VERBUS_RDMA_VERBS_DIRECT == kind;
         }
 
         void start(final String role, final int childCpu) throws IOException
@@ -229,10 +245,12 @@ public final class CrossProcessContender implements Contender
                     .threadingMode(io.verbus.ThreadingMode.INVOKER)
                     .idleStrategy("noop"));
                 resources.add(verbus);
-                final String pingChannel = rdmaChannel(pingPort, secret.toString());
+                final String provider = kind.fabricProvider();
+                final String pingChannel = rdmaChannel(provider, pingPort, secret.toString());
                 publication = exclusive ? verbus.addExclusivePublication(pingChannel, PING_STREAM_ID) :
                     verbus.addPublication(pingChannel, PING_STREAM_ID);
-                subscription = verbus.addSubscription(rdmaChannel(pongPort, secret.toString()), PONG_STREAM_ID);
+                subscription = verbus.addSubscription(
+                    rdmaChannel(provider, pongPort, secret.toString()), PONG_STREAM_ID);
                 child = RemoteEnd.start(log, role, cpu, kind.childMode, Integer.toString(pingPort),
                     Integer.toString(pongPort), secret.toString());
             }

@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * message on the pong stream (latency) or counts them and offers the running count on the pong stream about once a
  * millisecond (throughput). One thread, pinned, spinning; it ends when its standard input closes.
  * <pre>
- * EchoProcessMain echo|count CPU verbus-direct|verbus-agent PING_PORT PONG_PORT SECRET_FILE
+ * EchoProcessMain echo|count CPU verbus-direct|verbus-agent|verbus-verbs-direct PING_PORT PONG_PORT SECRET_FILE
  * EchoProcessMain echo|count CPU aeron-ipc AERON_DIR
  * </pre>
  */
@@ -149,14 +149,17 @@ public final class EchoProcessMain
     {
         return switch (args[2])
         {
-            case "verbus-direct", "verbus-agent" -> verbus("verbus-direct".equals(args[2]),
+            case "verbus-direct", "verbus-agent" -> verbus("shm", "verbus-direct".equals(args[2]),
                 Integer.parseInt(args[3]), Integer.parseInt(args[4]), args[5]);
+            case "verbus-verbs-direct" -> verbus("verbs", true, Integer.parseInt(args[3]), Integer.parseInt(args[4]),
+                args[5]);
             case "aeron-ipc" -> aeron(args[3]);
             default -> throw new IllegalArgumentException("unknown mode " + args[2]);
         };
     }
 
-    private static Streams verbus(final boolean exclusive, final int pingPort, final int pongPort, final String secret)
+    private static Streams verbus(
+        final String provider, final boolean exclusive, final int pingPort, final int pongPort, final String secret)
         throws IOException
     {
         final TempDirectory dir = TempDirectory.create("verbus-bench-child-");
@@ -165,8 +168,8 @@ public final class EchoProcessMain
             .threadingMode(ThreadingMode.INVOKER)
             .idleStrategy("noop"));
         final Subscription subscription = verbus.addSubscription(
-            CrossProcessContender.rdmaChannel(pingPort, secret), CrossProcessContender.PING_STREAM_ID);
-        final String pongChannel = CrossProcessContender.rdmaChannel(pongPort, secret);
+            CrossProcessContender.rdmaChannel(provider, pingPort, secret), CrossProcessContender.PING_STREAM_ID);
+        final String pongChannel = CrossProcessContender.rdmaChannel(provider, pongPort, secret);
         final Publication publication = exclusive ?
             verbus.addExclusivePublication(pongChannel, CrossProcessContender.PONG_STREAM_ID) :
             verbus.addPublication(pongChannel, CrossProcessContender.PONG_STREAM_ID);
