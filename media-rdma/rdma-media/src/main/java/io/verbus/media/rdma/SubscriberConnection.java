@@ -29,6 +29,14 @@ final class SubscriberConnection extends RcLink
     final long groupTag;
     final int inlineLimit;
 
+    /** What the subscriber asked to catch up from (CONNECT.catchUpPosition); set before the hand-over. */
+    long catchUpRequest = io.verbus.media.rdma.protocol.ConnectFlyweight.CATCH_UP_NONE;
+    /** Set by the sender before {@link #joinPosition}: where the catch-up starts (== join when none). */
+    long catchUpPosition = -1;
+    /** Set by the sender before {@link #joinPosition}: the oldest position the log held at admission. */
+    long oldestPosition = -1;
+    /** The READ-only registration of the log's terms for a granted catch-up (control thread only), or null. */
+    volatile io.verbus.fabric.MemoryRegion logReadRegion;
     volatile long joinPosition = -1;
     volatile boolean ready;
 
