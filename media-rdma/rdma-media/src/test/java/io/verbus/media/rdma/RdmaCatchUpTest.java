@@ -171,6 +171,38 @@ class RdmaCatchUpTest
         assertTrue(rig.support.errors.isEmpty(), rig.support.errors.toString());
     }
 
+    @Test
+    void shouldCatchUpFromTheStartOfTheLiveTermWithoutAJoinPosition()
+    {
+        startWithALiveSubscriber("shm");
+        // Stop a little into a term, so its start is still held (the log keeps a term less the window behind).
+        long sequence = MESSAGES;
+        while ((rig.appender.position() & (TERM_LENGTH - 1)) < TERM_LENGTH / 8 && sequence < 2 * MESSAGES)
+        {
+            publish(sequence++, 1);
+        }
+        while ((rig.appender.position() & (TERM_LENGTH - 1)) >= TERM_LENGTH / 8 && sequence < 2 * MESSAGES)
+        {
+            publish(sequence++, 1);
+        }
+        final long published = sequence;
+        rig.awaitCondition("caught up", 30_000, () -> { drain(); return checkers[0].received == published; });
+        final long live = rig.appender.position();
+        final long termStart = live - (live & (TERM_LENGTH - 1));
+        assertTrue(live > termStart, "stopped inside a term: " + live);
+
+        final RdmaRig.Subscriber late = addLateJoiner("join", "recent");
+        assertEquals(termStart, late.image().descriptor.joinPosition(), "starts at the live position's term");
+        assertEquals(live - termStart, late.receiver.catchUpBytes());
+        checkers[1] = new MessageStream.Checker(-1);
+        publish(published, 100);
+        rig.awaitCondition("live", 30_000, () -> { drain(); return checkers[1].expected == published + 100; });
+        assertNull(checkers[1].failure);
+        final int first = (int)(checkers[1].expected - checkers[1].received);
+        assertTrue(startPositions[first] <= termStart && startPositions[first - 1] < termStart,
+            "the first message delivered is the one the term starts with (" + first + ")");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = { "shm", "tcp" })
     void shouldJoinLiveAndReportTheGapWhenThePositionIsNoLongerHeld(final String provider)
