@@ -179,8 +179,9 @@ public final class LateJoinSubscription implements Subscription
         }
         if (!JOIN_ARCHIVE.equals(join))
         {
-            throw new IllegalArgumentException(JOIN_KEY + "=" + join + " in channel '" + channel + "': the joins are '" +
-                JOIN_ARCHIVE + "' (here), '" + JOIN_RECENT + "' and '" + JOIN_LIVE + "' (rdma: channels)");
+            throw new IllegalArgumentException(JOIN_KEY + "=" + join + " in channel '" + channel +
+                "': the joins are '" + JOIN_ARCHIVE + "' (here), '" + JOIN_RECENT + "' and '" + JOIN_LIVE +
+                "' (rdma: channels)");
         }
         final StringBuilder liveChannel = new StringBuilder(uri.scheme());
         char separator = ':';
