@@ -288,6 +288,7 @@ public final class RdmaSender implements MediaSender
             // A catching-up subscriber counts from where its catch-up starts: see updateLimit.
             connection.consumedPosition = connection.catchUpPosition;
             connection.lastHeardNs = clock.nanoTime();
+            connection.catchUpHoldUntilNs = connection.lastHeardNs + params.timeoutNs();
             connection.lastPositionWriteNs = 0;
             connections = ArrayUtil.add(connections, connection);
             connection.joinPosition = scanPosition;
@@ -494,10 +495,12 @@ public final class RdmaSender implements MediaSender
         long limit = Math.min(pace + windowLength, log.maxPublisherLimit());
         for (final SubscriberConnection connection : connections)
         {
-            // A subscriber still catching up may be READing the log from its consumed position: the conductor
-            // zeroes up to limit - termLength, so the limit stays within a term of it, whatever the flow control,
-            // until it reports a position at or past its join (or is retired).
-            if (connection.consumedPosition < connection.joinPosition)
+            // A subscriber still catching up may be READing the log from its catch-up start: the conductor zeroes up
+            // to limit - termLength, so the limit stays within a term of it, whatever the flow control, until its
+            // READY (sent once its READs completed). Then, so that fc=max does not drop it for the term it caught up,
+            // until it reports its join position or for at most the channel's timeout; then ordinary rules apply.
+            if (connection.consumedPosition < connection.joinPosition &&
+                (!connection.ready || cachedNowNs - connection.catchUpHoldUntilNs < 0))
             {
                 limit = Math.min(limit, Math.max(lastLimit, connection.consumedPosition + termLength));
             }

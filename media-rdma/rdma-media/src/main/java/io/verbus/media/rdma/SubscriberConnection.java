@@ -45,6 +45,8 @@ final class SubscriberConnection extends RcLink
     long consumedPosition;
     long lastStatusTimestamp;
     long lastPositionWriteNs;
+    /** Until when a catching-up subscriber that has not reached its join position holds the limit (see updateLimit). */
+    long catchUpHoldUntilNs;
 
     SubscriberConnection(
         final long id,

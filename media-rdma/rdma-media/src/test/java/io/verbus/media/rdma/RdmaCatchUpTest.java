@@ -108,9 +108,10 @@ class RdmaCatchUpTest
         startWithALiveSubscriber(provider, true);
     }
 
-    private void startWithALiveSubscriber(final String provider, final boolean logInFabricDirectory)
+    private void startWithALiveSubscriber(final String provider, final boolean logInFabricDirectory,
+        final String... keyValues)
     {
-        rig = new RdmaRig(dir, provider, TERM_LENGTH, logInFabricDirectory, null);
+        rig = new RdmaRig(dir, provider, TERM_LENGTH, logInFabricDirectory, null, keyValues);
         rig.addSubscriber();
         rig.awaitCondition("live subscriber", 20_000,
             () -> rig.log.isConnected() && rig.subscribers.get(0).image() != null);
@@ -201,6 +202,41 @@ class RdmaCatchUpTest
         final int first = (int)(checkers[1].expected - checkers[1].received);
         assertTrue(startPositions[first] <= termStart && startPositions[first - 1] < termStart,
             "the first message delivered is the one the term starts with (" + first + ")");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "min", "max" })
+    void shouldCatchUpWhileThePublisherGoesOnPublishing(final String flowControl)
+    {
+        startWithALiveSubscriber("shm", true, "fc", flowControl);
+        final int first = messageStartingWithin(TERM_LENGTH / 16);
+        final RdmaRig.Subscriber late = rig.addSubscriber("join", "recent", "join-position",
+            Long.toString(startPositions[first]));
+        checkers[1] = new MessageStream.Checker(first);
+        // The handshake and the READs run on the subscriber's control thread while this thread publishes on, a
+        // message every 2 ms: slow enough that the requested position is still held when the publisher admits it
+        // (the log holds about half a term, 32 KiB, behind the live subscriber here), fast enough to move meanwhile.
+        long sequence = MESSAGES;
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (null == late.image() && sequence < 2 * MESSAGES && System.nanoTime() < deadlineNs)
+        {
+            publish(sequence++, 1);
+            drain();
+            RdmaRig.sleepMicros(2_000);
+        }
+        assertNotNull(late.image(), "admitted while the stream moved (" + (sequence - MESSAGES) + " messages)");
+        assertEquals(startPositions[first], late.image().descriptor.joinPosition());
+        publish(sequence, 2L * MESSAGES - sequence);
+        rig.awaitCondition("everything", 30_000, () ->
+        {
+            drain();
+            return checkers[1].expected == 2L * MESSAGES || null != checkers[1].failure ||
+                null != late.image().error || late.image().closed;
+        });
+        assertNull(late.image().error);
+        assertNull(checkers[1].failure);
+        assertEquals(2L * MESSAGES - first, checkers[1].received);
+        assertEquals(0, late.receiver.catchUpGapBytes());
     }
 
     @ParameterizedTest
