@@ -247,6 +247,7 @@ public final class NativeLog
             }
             position = Math.max(position, minSubscriberPosition);
         }
+        position = Math.max(position, Math.min(publicationLog.mediaScanPosition(), producerPosition));
         position = followCommittedFrames(position, producerPosition);
         committedPosition = position;
 

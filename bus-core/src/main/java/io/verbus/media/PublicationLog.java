@@ -22,6 +22,21 @@ import org.agrona.concurrent.status.Position;
  */
 public final class PublicationLog
 {
+    private static final java.lang.invoke.VarHandle MEDIA_SCAN_POSITION;
+
+    static
+    {
+        try
+        {
+            MEDIA_SCAN_POSITION = java.lang.invoke.MethodHandles.lookup()
+                .findVarHandle(PublicationLog.class, "mediaScanPosition", long.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
     private final LogBuffers logBuffers;
     private final int sessionId;
     private final int streamId;
@@ -31,6 +46,7 @@ public final class PublicationLog
     private final Position publisherLimit;
     private final long registrationId;
     private volatile long cleanPosition;
+    @SuppressWarnings("unused") private long mediaScanPosition;
 
     /**
      * @param logBuffers     the mapped and initialised log.
@@ -136,6 +152,24 @@ public final class PublicationLog
     public void cleanPosition(final long position)
     {
         cleanPosition = position;
+    }
+
+    /**
+     * Media's sending thread: every frame below {@code position} is committed (its length was seen stored). The
+     * conductor's blocked-publisher check starts from here instead of walking each frame again; a release store, no
+     * fence, so a sender can call it on every send.
+     *
+     * @param position only ever raised, frame-aligned, at most the producer position.
+     */
+    public void mediaScanPosition(final long position)
+    {
+        MEDIA_SCAN_POSITION.setRelease(this, position);
+    }
+
+    /** @return the position below which the media has seen every frame committed (0 if the media does not say). */
+    public long mediaScanPosition()
+    {
+        return (long)MEDIA_SCAN_POSITION.getAcquire(this);
     }
 
     /** @return the position below which the conductor has zeroed the log for reuse (volatile read). */

@@ -74,11 +74,12 @@ public final class VerbusContender implements Contender
     private static final long ECHO_OFFER_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(5);
     private static final int FRAGMENT_LIMIT = 256;
     /**
-     * Idle polls between two duty cycles. The ipc logs need the conductor only to move publication limits, so
-     * now and then is enough; for {@code rdma:} the receiver agent is on the data path (a subscription sees what
-     * arrived once it has run), so it runs on every idle poll, as Aeron's receiver does for UDP.
+     * Idle polls between two duty cycles. The ipc logs need the conductor only to move publication limits, and an
+     * {@code rdma:} image over shm or verbs reads the publisher's position block itself inside {@code poll}, so the
+     * receiver agent is off the data path (credits, heartbeats, liveness): now and then is enough. Over {@code tcp}
+     * the polling thread is also the software NIC that applies incoming WRITEs, so it runs on every idle poll.
      */
-    private static final int IPC_POLLS_PER_DUTY_CYCLE = 16;
+    private static final int POLLS_PER_DUTY_CYCLE = 16;
     /** A direct-mode publication's sender needs a turn now and then while idle, for credits and heartbeats. */
     private static final int FLUSH_EVERY_IDLE_POLLS = 16;
     /** A streaming publisher in sender-agent mode runs the agent after this many bytes, so it sends batches. */
@@ -90,7 +91,7 @@ public final class VerbusContender implements Contender
     public VerbusContender(final Variant variant)
     {
         this.variant = variant;
-        this.pollsPerDutyCycle = variant.isRdma() ? 1 : IPC_POLLS_PER_DUTY_CYCLE;
+        this.pollsPerDutyCycle = Variant.RDMA_TCP == variant ? 1 : POLLS_PER_DUTY_CYCLE;
     }
 
     @Override

@@ -178,6 +178,46 @@ final class ShmPeer implements AutoCloseable
         return regions.get(ValueLayout.JAVA_LONG, base + ENTRY_FILE_OFFSET_OFFSET) + (address - regionAddress);
     }
 
+    static final int ENTRY_VALUE_ACCESS = 0;
+    static final int ENTRY_VALUE_ADDRESS = 1;
+    static final int ENTRY_VALUE_LENGTH = 2;
+    static final int ENTRY_VALUE_FILE_OFFSET = 3;
+    static final int ENTRY_VALUES = 4;
+
+    /**
+     * Copy a valid table entry for {@code rkey} (its rights, address, length and file offset) into {@code values},
+     * for a cache that checks accesses against its own copy.
+     *
+     * @return false if the entry is not valid for that key, PD and access (nothing copied that can be trusted).
+     */
+    boolean readEntry(final int rkey, final int access, final int pdId, final long[] values)
+    {
+        final int index = rkey & 0xFFFF;
+        if (index >= SoftRegionTable.MAX_REGIONS)
+        {
+            return false;
+        }
+        final long base = (long)index * ENTRY_LENGTH;
+        if ((int)ENTRY_STATE.getAcquire(regions, base + ENTRY_STATE_OFFSET) != ENTRY_VALID ||
+            regions.get(ValueLayout.JAVA_INT, base + ENTRY_KEY_OFFSET) != rkey ||
+            regions.get(ValueLayout.JAVA_INT, base + ENTRY_PD_OFFSET) != pdId)
+        {
+            return false;
+        }
+        values[ENTRY_VALUE_ACCESS] = regions.get(ValueLayout.JAVA_INT, base + ENTRY_ACCESS_OFFSET);
+        values[ENTRY_VALUE_ADDRESS] = regions.get(ValueLayout.JAVA_LONG, base + ENTRY_ADDRESS_OFFSET);
+        values[ENTRY_VALUE_LENGTH] = regions.get(ValueLayout.JAVA_LONG, base + ENTRY_LENGTH_OFFSET);
+        values[ENTRY_VALUE_FILE_OFFSET] = regions.get(ValueLayout.JAVA_LONG, base + ENTRY_FILE_OFFSET_OFFSET);
+        return (values[ENTRY_VALUE_ACCESS] & access) == access && values[ENTRY_VALUE_LENGTH] >= 0 &&
+            values[ENTRY_VALUE_FILE_OFFSET] >= 0;
+    }
+
+    /** @return the peer's published region table, mapped (read by {@link ShmRegionCache} for revocations). */
+    MemorySegment regionTable()
+    {
+        return regions;
+    }
+
     /**
      * The mapping of the file behind a region that {@link #resolve} accepted, if it really holds
      * {@code [fileOffset, fileOffset + length)}; the first use of an rkey maps the file (slow path), later uses find

@@ -59,9 +59,11 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private final long maxMessageLength;
     private final AtomicBoolean sendBusy = new AtomicBoolean();
     private final AtomicBoolean receiveBusy = new AtomicBoolean();
+    private final ShmRegionCache regionCache = new ShmRegionCache();
 
     private ShmPeer peer;
     private ShmRemoteQueuePair remoteQp;
+    private int remotePdId;
     private long sqNext;
     private long rqNext;
     private long deposited;
@@ -133,6 +135,8 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         try
         {
             remoteQp = newPeer.openQueuePair(remote.qpNumber());
+            remotePdId = remoteQp.protectionDomainId();
+            regionCache.clear();
             final int srqNumber = remoteQp.sharedReceiveQueueNumber();
             if (srqNumber != 0)
             {
@@ -190,12 +194,16 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
 
     int progressSend()
     {
-        if (faults.isKilled() || isClosed() || !sendBusy.compareAndSet(false, true))
+        if (faults.isKilled() || !sendBusy.compareAndSet(false, true))
         {
             return 0;
         }
         try
         {
+            if (isClosed())
+            {
+                return 0; // checked after taking the flag: close() sets closed, then waits for the flag (Dekker)
+            }
             adoptSharedState();
             final long tail = sendTail();
             if (sqNext == tail)
@@ -204,10 +212,13 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             }
             final long nowNs = System.nanoTime();
             final long delayNs = faults.operationDelayNs();
+            // The responder's liveness and state are checked once per call, not per WR: a chain posted together
+            // meets one peer state, as one burst on a wire would.
+            WorkCompletionStatus peerStatus = null;
             int work = 0;
             while (sqNext < tail)
             {
-                final int slot = (int)(sqNext % sqDepth);
+                final int slot = sqSlot(sqNext);
                 final WorkCompletionStatus status;
                 if (completionPending)
                 {
@@ -223,7 +234,15 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                     {
                         break;
                     }
-                    status = executeGuarded(slot, nowNs);
+                    if (null == peerStatus)
+                    {
+                        peerStatus = checkResponderGuarded(nowNs);
+                        if (null == peerStatus)
+                        {
+                            break; // the responder is not ready yet: wait
+                        }
+                    }
+                    status = WorkCompletionStatus.SUCCESS == peerStatus ? executeGuarded(slot, nowNs) : peerStatus;
                     if (null == status)
                     {
                         break;
@@ -247,7 +266,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         }
         finally
         {
-            sendBusy.set(false);
+            sendBusy.lazySet(false); // a release store: a volatile one would be a full fence on every post
         }
     }
 
@@ -273,26 +292,47 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     }
 
     /**
-     * Run one WR.
+     * The responder's side of a WR's fate that does not depend on the WR: its device alive, its QP not in error.
      *
-     * @return its status, or null while it must wait (RNR, responder not yet ready).
+     * @return SUCCESS when WRs may run, null while the responder is not ready yet (wait), else the failure of every
+     * waiting WR.
+     */
+    private WorkCompletionStatus checkResponderGuarded(final long nowNs)
+    {
+        try
+        {
+            if (!peer.isAlive(nowNs, retryTimeoutNs))
+            {
+                return WorkCompletionStatus.RETRY_EXC_ERR;
+            }
+            final int remoteState = remoteQp.state();
+            if (remoteState == QueuePairState.ERR.code() || remoteState == QP_DESTROYED)
+            {
+                return WorkCompletionStatus.RETRY_EXC_ERR;
+            }
+            if (remoteState != QueuePairState.RTR.code() && remoteState != QueuePairState.RTS.code())
+            {
+                return waitOrFail(nowNs, retryTimeoutNs, false, WorkCompletionStatus.RETRY_EXC_ERR);
+            }
+            return WorkCompletionStatus.SUCCESS;
+        }
+        catch (final RuntimeException | InternalError ex)
+        {
+            if (null != remoteQp)
+            {
+                remoteQp.markError();
+            }
+            return WorkCompletionStatus.REM_ACCESS_ERR;
+        }
+    }
+
+    /**
+     * Run one WR, once {@link #checkResponderGuarded(long)} said the responder is ready.
+     *
+     * @return its status, or null while it must wait (RNR).
      */
     private WorkCompletionStatus execute(final int slot, final long nowNs)
     {
-        if (!peer.isAlive(nowNs, retryTimeoutNs))
-        {
-            return WorkCompletionStatus.RETRY_EXC_ERR;
-        }
-        final int remoteState = remoteQp.state();
-        if (remoteState == QueuePairState.ERR.code() || remoteState == QP_DESTROYED)
-        {
-            return WorkCompletionStatus.RETRY_EXC_ERR;
-        }
-        if (remoteState != QueuePairState.RTR.code() && remoteState != QueuePairState.RTS.code())
-        {
-            return waitOrFail(nowNs, retryTimeoutNs, false, WorkCompletionStatus.RETRY_EXC_ERR);
-        }
-
         final WorkRequestOpcode opcode = WR_OPCODES[sqOpcode[slot]];
         final int length = sqLength[slot];
         if (length > maxMessageLength)
@@ -425,11 +465,10 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      */
     private MemorySegment remoteTarget(final int slot, final int length)
     {
-        final int rkey = sqRkey[slot];
-        final long fileOffset = peer.resolve(
-            rkey, sqRemoteAddress[slot], length, AccessFlags.REMOTE_WRITE, remoteQp.protectionDomainId());
+        final long fileOffset = regionCache.resolve(peer, peer.regionTable(), sqRkey[slot], sqRemoteAddress[slot],
+            length, AccessFlags.REMOTE_WRITE, remotePdId);
         targetOffset = fileOffset;
-        return fileOffset < 0 ? null : peer.target(rkey, fileOffset, length);
+        return fileOffset < 0 ? null : regionCache.segment();
     }
 
     /**
@@ -444,7 +483,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         {
             return;
         }
-        final int next = (int)((sqNext + 1) % sqDepth);
+        final int next = sqSlot(sqNext + 1);
         final WorkRequestOpcode nextOpcode = WR_OPCODES[sqOpcode[next]];
         final int nextLength = sqLength[next];
         if ((nextOpcode != WorkRequestOpcode.RDMA_WRITE && nextOpcode != WorkRequestOpcode.RDMA_WRITE_WITH_IMM) ||
@@ -574,12 +613,16 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
 
     int progressReceive()
     {
-        if (faults.isKilled() || isClosed() || !receiveBusy.compareAndSet(false, true))
+        if (faults.isKilled() || !receiveBusy.compareAndSet(false, true))
         {
             return 0;
         }
         try
         {
+            if (isClosed())
+            {
+                return 0; // checked after taking the flag: close() sets closed, then waits for the flag (Dekker)
+            }
             adoptSharedState();
             int work = 0;
             final long depositedByPeer = (long)LONG.getAcquire(file, (long)QP_DEPOSITED_OFFSET);
@@ -651,7 +694,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         }
         finally
         {
-            receiveBusy.set(false);
+            receiveBusy.lazySet(false);
         }
     }
 

@@ -38,6 +38,13 @@ final class TcpConnection
     long openedNs;
     long holdSinceNs = Long.MIN_VALUE;
     long lastRnrNakNs = Long.MIN_VALUE;
+    /** When the request at the head first found no receive (the requester's RNR budget runs from here). */
+    long rnrHeldSinceNs = Long.MIN_VALUE;
+    /**
+     * The responder ended an RNR wait on this connection: its requester is in ERR, and the requests it had already
+     * sent behind the failed one are dropped unanswered (as a NIC drops what follows a NAKed PSN).
+     */
+    boolean discardingRequests;
     /** When the engine last read this socket, for the application's read rate while it streams. */
     long lastReadNs;
     private ByteBuffer readBuffer = allocate(INITIAL_BUFFER_BYTES);

@@ -57,6 +57,10 @@ import java.util.concurrent.TimeUnit;
  * <b>Acknowledgement.</b> Responses are cumulative ({@link TcpWire}): the responder answers at once what the
  * requester waits for (signaled WRs, READ, atomics, errors, RNR) and acknowledges unsignaled WRs together within
  * {@link #MAX_ACK_DELAY_NS}, so an unsignaled WRITE costs the responder no write system call.
+ * <p>
+ * <b>RNR.</b> A SEND or WRITE with immediate that finds no receive is held by the responder, which sends RNR NAKs
+ * and, once the RNR budget the request carries is spent, drops it and answers RNR_RETRY_EXC_ERR: the responder
+ * decides, so a request the requester reports as failed is never delivered to a receive posted later.
  */
 final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Progress
 {
@@ -105,6 +109,8 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private static final WorkCompletionStatus[] STATUSES = WorkCompletionStatus.values();
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final long RNR_NAK_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(20);
+    /** The longest RNR budget a request carries: an int of microseconds (about 35 minutes). */
+    private static final long MAX_RNR_BUDGET_NS = TimeUnit.MICROSECONDS.toNanos(Integer.MAX_VALUE);
     private static final long NONE = Long.MIN_VALUE;
     private static final VarHandle ENGINE;
     private static final VarHandle LAST_APPLICATION_PROGRESS;
@@ -131,6 +137,10 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private final long connectTimeoutNs;
     private final long coalesceNs;
     private final long ackDelayNs;
+    /** How long this requester retries an RNR: its RNR timeout times its retry count (capped, when infinite). */
+    private final long rnrBudgetNs;
+    /** The same, as requests carry it: {@link TcpWire#REQUEST_RNR_BUDGET_US_OFFSET}. */
+    private final int rnrBudgetUs;
     @SuppressWarnings("unused") private int engine;
     @SuppressWarnings("unused") private long lastApplicationProgressNs;
 
@@ -199,6 +209,12 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         this.connectTimeoutNs = device.connectTimeoutNs();
         this.coalesceNs = device.coalesceNs();
         this.ackDelayNs = Math.max(1, Math.min(MAX_ACK_DELAY_NS, retryTimeoutNs / 4));
+        final boolean rnrForever = rnrRetryCount == QueuePairConfig.RNR_RETRY_INFINITE;
+        this.rnrBudgetNs = rnrForever ? MAX_RNR_BUDGET_NS :
+            rnrTimeoutNs >= MAX_RNR_BUDGET_NS / Math.max(1, rnrRetryCount) ? MAX_RNR_BUDGET_NS :
+                rnrTimeoutNs * rnrRetryCount;
+        this.rnrBudgetUs = rnrForever ? TcpWire.RNR_BUDGET_INFINITE :
+            (int)((rnrBudgetNs + TimeUnit.MICROSECONDS.toNanos(1) - 1) / TimeUnit.MICROSECONDS.toNanos(1));
         // "Long ago", in nanoTime's arithmetic (differences only): no post, no application progress yet.
         final long longAgoNs = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
         this.lastPostEndNs = longAgoNs;
@@ -679,6 +695,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                 out.putInt(offset + TcpWire.REQUEST_RKEY_OFFSET, sqRkey[slot]);
                 out.putInt(offset + TcpWire.REQUEST_LENGTH_OFFSET, length);
                 out.putInt(offset + TcpWire.REQUEST_IMMEDIATE_OFFSET, sqImmediate[slot]);
+                out.putInt(offset + TcpWire.REQUEST_RNR_BUDGET_US_OFFSET, rnrBudgetUs);
                 if (atomic)
                 {
                     out.putLong(offset + TcpWire.REQUEST_COMPARE_ADD_OFFSET, sqCompareAdd[slot]);
@@ -746,10 +763,13 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         {
             if (rnrSinceNs != NONE)
             {
+                // The responder ends an RNR wait (it NAKs RNR_RETRY_EXC_ERR when the budget is spent), so that a
+                // request given up on is never delivered; a responder that stays silent well past the budget is
+                // a peer that stopped answering.
                 if (rnrRetryCount != QueuePairConfig.RNR_RETRY_INFINITE &&
-                    nowNs - rnrSinceNs >= rnrTimeoutNs * rnrRetryCount)
+                    nowNs - rnrSinceNs - rnrBudgetNs >= retryTimeoutNs)
                 {
-                    headFailure = WorkCompletionStatus.RNR_RETRY_EXC_ERR;
+                    headFailure = WorkCompletionStatus.RETRY_EXC_ERR;
                     enterError();
                     return 1;
                 }
@@ -952,7 +972,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             return false;
         }
         final QueuePairState current = state;
-        if (current != QueuePairState.RTR && current != QueuePairState.RTS)
+        if ((current != QueuePairState.RTR && current != QueuePairState.RTS) || connection.discardingRequests)
         {
             return false;
         }
@@ -994,14 +1014,15 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      *
      * @return {@link #CONSUMED}, {@link #HOLD} to retry the same frame later (RNR, not yet RTR, delay fault,
      * full CQ or write buffer), {@link #DROP} for a malformed frame, or {@link #DISCARD} to drop it unanswered (a
-     * responder in ERR is silent, so the requester times out as it would against hardware).
+     * responder in ERR is silent, so the requester times out as it would against hardware; after an ended RNR wait
+     * the requester is in ERR and what it sent behind the failed request is dropped).
      */
     int onRequest(
         final TcpConnection connection, final ByteBuffer in, final int frame, final int frameLength, final long nowNs)
         throws IOException
     {
         final QueuePairState current = state;
-        if (current == QueuePairState.ERR || isClosed())
+        if (current == QueuePairState.ERR || isClosed() || connection.discardingRequests)
         {
             return DISCARD;
         }
@@ -1038,8 +1059,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
 
         if (opcode.consumesReceive() && !receiveAvailable())
         {
-            sendRnrNakIfDue(connection, sequence, nowNs);
-            return HOLD;
+            return awaitReceive(connection, sequence, in.getInt(frame + TcpWire.REQUEST_RNR_BUDGET_US_OFFSET), nowNs);
         }
         final int responsePayload = opcode == WorkRequestOpcode.RDMA_READ ? length : 0;
         if (!connection.canReserve(TcpWire.RESPONSE_HEADER_LENGTH + responsePayload))
@@ -1093,6 +1113,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         }
         connection.holdSinceNs = NONE;
         connection.lastRnrNakNs = NONE;
+        connection.rnrHeldSinceNs = NONE;
 
         if (status == WorkCompletionStatus.SUCCESS && carriesPayload)
         {
@@ -1136,6 +1157,59 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             return null;
         }
         return region;
+    }
+
+    /**
+     * A SEND or WRITE with immediate found no receive: hold it and send RNR NAKs, until its requester's RNR budget is
+     * spent.
+     *
+     * @return {@link #HOLD}, or {@link #CONSUMED} once the wait is over and the request dropped.
+     */
+    private int awaitReceive(final TcpConnection connection, final long sequence, final int budgetUs, final long nowNs)
+        throws IOException
+    {
+        if (isRnrBudgetSpent(connection, budgetUs, nowNs))
+        {
+            return endRnrWait(connection, sequence);
+        }
+        sendRnrNakIfDue(connection, sequence, nowNs);
+        return HOLD;
+    }
+
+    /**
+     * @return true when the request at the head has waited for a receive longer than its requester retries (the
+     * budget it carries, {@link TcpWire#REQUEST_RNR_BUDGET_US_OFFSET}), counted from when it first found none.
+     */
+    private static boolean isRnrBudgetSpent(final TcpConnection connection, final int budgetUs, final long nowNs)
+    {
+        if (connection.rnrHeldSinceNs == NONE)
+        {
+            connection.rnrHeldSinceNs = nowNs;
+        }
+        return budgetUs >= 0 && nowNs - connection.rnrHeldSinceNs >= TimeUnit.MICROSECONDS.toNanos(budgetUs);
+    }
+
+    /**
+     * The requester's RNR retries are spent: drop the request, as a NIC drops an RNR-NAKed request that is not sent
+     * again, and tell the requester (RNR_RETRY_EXC_ERR; it errs). This responder stays usable, as on hardware; what
+     * the requester sent behind the request is dropped unanswered. The NAK waits for room in the write buffer.
+     */
+    private int endRnrWait(final TcpConnection connection, final long sequence) throws IOException
+    {
+        final int offset = connection.reserve(TcpWire.RESPONSE_HEADER_LENGTH);
+        if (offset < 0)
+        {
+            return HOLD;
+        }
+        writeResponseHeader(connection, offset, TcpWire.TYPE_RESPONSE, WorkCompletionStatus.RNR_RETRY_EXC_ERR,
+            sequence, 0, TcpWire.RESPONSE_HEADER_LENGTH);
+        requestsApplied = sequence + 1;
+        requestsAcknowledged = sequence + 1;
+        acknowledgementDuePass = NONE;
+        connection.discardingRequests = true;
+        connection.lastRnrNakNs = NONE;
+        connection.rnrHeldSinceNs = NONE;
+        return CONSUMED;
     }
 
     /**

@@ -15,8 +15,9 @@ final class TcpWire
     /**
      * 3: cumulative acknowledgements and the 40-byte request header (the tcp-fast engine), and the responder answers
      * the hello, the dialer sending nothing else before that answer. (2 was either one of these alone.)
+     * 4: requests carry the requester's RNR budget and the responder ends an RNR wait (NAK RNR_RETRY_EXC_ERR).
      */
-    static final int VERSION = 3;
+    static final int VERSION = 4;
 
     // Hello, first bytes of a dialed connection: who is calling which QP. The responder answers with the same
     // frame, target and source swapped: proof that a Verbus NIC with that QP is at the other end. Until it arrives
@@ -38,6 +39,8 @@ final class TcpWire
     static final byte TYPE_RNR_NAK = 3;
     /** Every request up to and including this sequence succeeded. */
     static final byte TYPE_ACK = 4;
+    /** {@link #REQUEST_RNR_BUDGET_US_OFFSET} of a requester that retries RNR forever. */
+    static final int RNR_BUDGET_INFINITE = -1;
 
     // Request header; atomics carry two more words.
     static final int REQUEST_OPCODE_OFFSET = 5;
@@ -47,6 +50,14 @@ final class TcpWire
     static final int REQUEST_RKEY_OFFSET = 24;
     static final int REQUEST_LENGTH_OFFSET = 28;
     static final int REQUEST_IMMEDIATE_OFFSET = 32;
+    /**
+     * int: how long, in microseconds, the requester retries an RNR-NAKed SEND or WRITE_WITH_IMM (its RNR timeout
+     * times its retry count), or {@link #RNR_BUDGET_INFINITE} (any negative value: forever). The responder, which
+     * holds the request, is the one that ends the wait: when the budget has passed since it first found no receive,
+     * it drops the request and NAKs it RNR_RETRY_EXC_ERR, so a request its requester gave up on is never delivered
+     * to a receive posted later.
+     */
+    static final int REQUEST_RNR_BUDGET_US_OFFSET = 36;
     static final int REQUEST_HEADER_LENGTH = 40;
     static final int REQUEST_COMPARE_ADD_OFFSET = 40;
     static final int REQUEST_SWAP_OFFSET = 48;

@@ -110,6 +110,16 @@ class ShmHostilePeerTest
     }
 
     @Test
+    void shouldKeepWritesInsideTheRegionFirstCheckedWhenThePeerEnlargesItsEntryLater() throws Exception
+    {
+        final Pair pair = connect();
+        assertEquals(WorkCompletionStatus.SUCCESS, write(pair, 0), "the honest region works (and is cached)");
+        tamperLength(pair.ring, 64L * 1024 * 1024);
+        assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, write(pair, 1024 * 1024),
+            "a WRITE past the 64 KiB first announced is refused, whatever the entry says now");
+    }
+
+    @Test
     void shouldFailOneWriteWhenThePeerShrinksItsFileUnderTheMapping() throws Exception
     {
         final Pair pair = connect();

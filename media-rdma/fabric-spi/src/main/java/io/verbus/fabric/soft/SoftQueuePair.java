@@ -70,6 +70,8 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
     protected final SoftCompletionQueue receiveCq;
     protected final SoftRegionTable localRegions;
     protected final int sqDepth;
+    /** {@code sqDepth - 1} when it is a power of two (the usual case): a slot is then a mask, not a division. */
+    private final long sqMask;
     protected final int rqDepth;
     protected final int maxInlineData;
     protected final long retryTimeoutNs;
@@ -127,6 +129,7 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
         this.receiveCq = asSoft(config.receiveCompletionQueue(), "receiveCompletionQueue");
         this.localRegions = device.regionTable();
         this.sqDepth = config.maxSendWorkRequests();
+        this.sqMask = Integer.bitCount(sqDepth) == 1 ? sqDepth - 1 : -1;
         this.rqDepth = config.maxReceiveWorkRequests();
         this.maxInlineData = Math.max(config.maxInlineData(), 0);
         this.retryTimeoutNs = config.retryTimeoutNs();
@@ -297,7 +300,7 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
             {
                 break;
             }
-            store(wr, (int)(tail % sqDepth), nowNs);
+            store(wr, sqSlot(tail), nowNs);
             tail++;
         }
         sqTail = tail;
@@ -386,6 +389,15 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
     }
 
     /**
+     * @param index a send WR's index (posting order).
+     * @return its slot in the send queue columns.
+     */
+    protected final int sqSlot(final long index)
+    {
+        return sqMask >= 0 ? (int)(index & sqMask) : (int)(index % sqDepth);
+    }
+
+    /**
      * @return send WRs posted so far (acquire), for executors.
      */
     protected final long sendTail()
@@ -424,7 +436,7 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
      */
     protected final boolean completeSend(final long index, final WorkCompletionStatus status, final int byteLength)
     {
-        final int slot = (int)(index % sqDepth);
+        final int slot = sqSlot(index);
         if (status == WorkCompletionStatus.SUCCESS && (sqFlags[slot] & SendFlags.SIGNALED) == 0)
         {
             return true;

@@ -53,6 +53,8 @@ import static org.junit.jupiter.api.Assertions.*;
 public abstract class FabricConformanceTest
 {
     protected static final long TIMEOUT_MS = 10_000;
+    /** How long a delivery that must never happen is waited for. */
+    protected static final long QUIET_AFTER_FAILURE_MS = 300;
     protected static final int LOCAL_MEMORY_BYTES = 4 << 20;
     protected static final int BIG = (1 << 20) + 4096;
     private static final int CQ_DEPTH = 4096;
@@ -590,10 +592,21 @@ public abstract class FabricConformanceTest
         peer.destroyQueuePair();
         qp = connect(queuePairConfig().completionQueue(cq).rnrRetryCount(1)
             .rnrTimeoutNs(TimeUnit.MILLISECONDS.toNanos(20)), 16);
+        final ConformancePeer.Region region = peer.register(4096, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+        putLocal(0, new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
         batch.add().send(8, localAddress(0), 10, local.lkey(), SendFlags.SIGNALED);
-        batch.add().send(9, localAddress(0), 10, local.lkey(), SendFlags.SIGNALED);
+        batch.add().write(9, localAddress(0), 10, local.lkey(), region.address() + 3000, region.rkey(),
+            SendFlags.SIGNALED);
+        batch.add().send(10, localAddress(0), 10, local.lkey(), SendFlags.SIGNALED);
         postOk();
-        assertErrorThenFlushed(WorkCompletionStatus.RNR_RETRY_EXC_ERR, 1);
+        assertErrorThenFlushed(WorkCompletionStatus.RNR_RETRY_EXC_ERR, 2);
+        // The requester gave up, so nothing it posted may land later: receives posted now stay empty and the WRITE
+        // behind the failed SEND is never placed, as on hardware, where the responder dropped the RNR-NAKed request
+        // (and what followed it) and nobody sends it again.
+        assertEquals(PostResult.OK, peer.postReceive(81, region.id(), 0, 1024));
+        assertEquals(PostResult.OK, peer.postReceive(82, region.id(), 1024, 1024));
+        assertEquals(List.of(), peer.pollReceive(2, QUIET_AFTER_FAILURE_MS));
+        assertArrayEquals(new byte[10], peer.read(region.id(), 3000, 10));
     }
 
     @Test

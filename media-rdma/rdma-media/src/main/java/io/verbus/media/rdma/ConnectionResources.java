@@ -44,15 +44,49 @@ final class ConnectionResources
     QueuePair createQueuePair(
         final FabricEndpoint endpoint, final CompletionQueue cq, final RdmaChannelParams params, final int inlineLength)
     {
+        return createQueuePair(endpoint, cq, cq, 1, params, inlineLength);
+    }
+
+    /**
+     * As {@link #createQueuePair(FabricEndpoint, CompletionQueue, RdmaChannelParams, int)}, with receives completing
+     * on their own CQ and a receive queue {@code receiveDepth} deep (commit=imm: the RECVs its WRITE_WITH_IMMs take).
+     */
+    QueuePair createQueuePair(
+        final FabricEndpoint endpoint,
+        final CompletionQueue sendCq,
+        final CompletionQueue receiveCq,
+        final int receiveDepth,
+        final RdmaChannelParams params,
+        final int inlineLength)
+    {
         final var attributes = endpoint.device().attributes();
         final QueuePair qp = endpoint.pd().createQueuePair(new QueuePairConfig()
-            .completionQueue(cq)
+            .sendCompletionQueue(sendCq)
+            .receiveCompletionQueue(receiveCq)
             .maxSendWorkRequests(Math.min(params.queueDepth(), attributes.maxQueuePairWorkRequests()))
-            .maxReceiveWorkRequests(1)
+            .maxReceiveWorkRequests(receiveDepth)
             .maxInlineData(Math.min(inlineLength, attributes.maxInlineData()))
             .retryTimeoutNs(params.timeoutNs()));
         liveQueuePairs.incrementAndGet();
         return qp;
+    }
+
+    /**
+     * commit=imm: how many WRITE_WITH_IMMs a subscriber lets its publisher keep in flight, the channel's queue depth
+     * capped by the device (one RECV more than this is posted, see {@link ImmediateCommit}).
+     */
+    static int receiveCredits(final FabricEndpoint endpoint, final RdmaChannelParams params)
+    {
+        final var attributes = endpoint.device().attributes();
+        return Math.min(params.queueDepth(), Math.min(attributes.maxQueuePairWorkRequests(),
+            attributes.maxCompletionQueueEntries() - SPARE_COMPLETION_QUEUE_ENTRIES) - 1);
+    }
+
+    /** A completion queue for {@code entries} receive completions (commit=imm). */
+    static CompletionQueue createReceiveCompletionQueue(final FabricEndpoint endpoint, final int entries)
+    {
+        final int maxEntries = endpoint.device().attributes().maxCompletionQueueEntries();
+        return endpoint.device().createCompletionQueue(Math.min(maxEntries, entries + SPARE_COMPLETION_QUEUE_ENTRIES));
     }
 
     /** Closes the queue pair, then its completion queue, then deregisters the regions; a null was never created. */

@@ -36,7 +36,11 @@ final class ImageConnection extends RcLink
     final long statusAddress;
     final int statusRkey;
     final UnsafeBuffer[] termBuffers = new UnsafeBuffer[3];
-    final PositionBlockBound bound;
+    final ConnectionBound bound;
+    /** commit=imm: the receive CQ the image's polling thread reaps (its QP's RECVs); null in counter mode. */
+    final CompletionQueue receiveCq;
+    /** The commit mode both ends agreed on, and why. */
+    final CommitMode.Choice commit;
     final String sourceIdentity;
 
 
@@ -60,6 +64,8 @@ final class ImageConnection extends RcLink
     long statusThreshold;
     /** Set when a closed connection starts draining to the publisher's end of stream: when it stops waiting. */
     long drainDeadlineNs;
+    /** commit=imm: the self-test (the first immediate) must pass by then, before the image is announced. */
+    long selfTestDeadlineNs;
 
     ImageConnection(
         final long imageId,
@@ -76,14 +82,15 @@ final class ImageConnection extends RcLink
         final MemoryRegion positionRegion,
         final MemoryRegion sourceRegion,
         final QueuePair qp,
-        final CompletionQueue cq,
+        final CommitMode.Choice commit,
         final long statusAddress,
         final int statusRkey,
         final String sourceIdentity,
         final RdmaCounters.Connection counters,
         final SocketMessageTransport transport)
     {
-        super(name, qp, cq, sourceRegion, counters, transport);
+        // The send CQ carries the status WRITEs' completions; with commit=imm the receive CQ is the immediates' own.
+        super(name, qp, qp.sendCompletionQueue(), sourceRegion, counters, transport);
         this.imageId = imageId;
         this.sessionId = sessionId;
         this.streamId = streamId;
@@ -104,7 +111,11 @@ final class ImageConnection extends RcLink
         {
             termBuffers[i] = new UnsafeBuffer(base + (long)i * termLength, termLength);
         }
-        bound = new PositionBlockBound(positionBlock, termLength, joinPosition);
+        this.receiveCq = CommitMode.IMM == commit.mode() ? qp.receiveCompletionQueue() : null;
+        this.commit = commit;
+        final PositionBlockBound blockBound = new PositionBlockBound(positionBlock, termLength, joinPosition);
+        bound = null == receiveCq ? blockBound : new ImmediateBound(receiveCq, qp, positionRegion.address(),
+            positionRegion.lkey(), blockBound, termLength, joinPosition);
         this.sourceIdentity = sourceIdentity;
     }
 }

@@ -1,7 +1,6 @@
 package io.verbus.media.rdma;
 
 import io.aeron.logbuffer.FrameDescriptor;
-import io.verbus.media.ImageBound;
 import io.verbus.media.rdma.protocol.SlotLayout;
 import org.agrona.concurrent.AtomicBuffer;
 
@@ -22,7 +21,7 @@ import java.lang.invoke.VarHandle;
  * Single writer: only the polling thread calls {@link #acquire(long)}. The receiver agent reads {@link #bound()},
  * {@link #tornReads()} and {@link #corruptReason()} for counters and to drop the connection.
  */
-final class PositionBlockBound implements ImageBound
+final class PositionBlockBound implements ConnectionBound
 {
     private static final VarHandle BOUND;
     private static final VarHandle TORN_READS;
@@ -130,19 +129,19 @@ final class PositionBlockBound implements ImageBound
     }
 
     /** @return the last accepted bound (any thread). */
-    long bound()
+    public long bound()
     {
         return (long)BOUND.getAcquire(this);
     }
 
     /** @return position blocks read half-written by the polling thread (any thread). */
-    long tornReads()
+    public long tornReads()
     {
         return (long)TORN_READS.getOpaque(this);
     }
 
     /** @return why the image closed itself (corrupt frame or invalid position), or null (any thread). */
-    String corruptReason()
+    public String corruptReason()
     {
         return corruptReason;
     }

@@ -2,6 +2,7 @@ package io.verbus.media.rdma;
 
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
+import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.QueuePair;
 import io.verbus.media.MediaContext;
@@ -44,6 +45,9 @@ final class PublisherControl implements AutoCloseable
     private final BlockPool sourceBlocks;
     private final String name;
     private final long stepTimeoutMs;
+    /** What this publication's commit mode resolves to on its device, and the CHALLENGE word that says so. */
+    private final CommitMode.Choice commitChoice;
+    private final int commitWord;
     private final AtomicCounter portCounter;
     private final RejectedHandshakes rejections;
     private final ConnectionResources resources = new ConnectionResources();
@@ -61,7 +65,8 @@ final class PublisherControl implements AutoCloseable
         final FabricEndpoint endpoint,
         final byte[] secret,
         final ManyToOneConcurrentArrayQueue<SubscriberConnection> newConnections,
-        final int maxSubscribers)
+        final int maxSubscribers,
+        final FabricContext fabricContext)
     {
         this.params = params;
         this.log = log;
@@ -71,6 +76,12 @@ final class PublisherControl implements AutoCloseable
         this.countersManager = context.countersManager();
         this.name = "stream=" + log.streamId() + " session=" + log.sessionId();
         this.stepTimeoutMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(params.timeoutNs()));
+        commitChoice = CommitMode.publisherChoice(params.commitMode(), endpoint.device().attributes(), fabricContext);
+        commitWord = CommitMode.challengeWord(params.commitMode(), commitChoice);
+        LOGGER.log(System.Logger.Level.INFO, "rdma publication " + name + ": commit=" + params.commitMode().keyValue() +
+            (CommitMode.AUTO == params.commitMode() ? " chose " + commitChoice.mode().keyValue() : "") + " (" +
+            commitChoice.reason() + ")" + (CommitMode.AUTO == params.commitMode() ?
+            "; a subscriber with an explicit commit mode gets that one" : ""));
         // Registered once per publication: every subscriber gets its own slot, registered alone.
         final MemorySegment slots = endpoint.device().allocateMemory((long)maxSubscribers * SlotLayout.BLOCK_LENGTH);
         statusSlots = new BlockPool(slots, SlotLayout.BLOCK_LENGTH);
@@ -149,7 +160,7 @@ final class PublisherControl implements AutoCloseable
                 new HandshakeAuthenticator(secret),
                 new PublisherHandshake.Shape(log.sessionId(), log.streamId(), log.initialTermId(), log.termLength(),
                     io.aeron.logbuffer.LogBufferDescriptor.mtuLength(log.logBuffers().metaDataBuffer()),
-                    endpoint.providerId()),
+                    endpoint.providerId(), commitWord),
                 stepTimeoutMs);
             final PublisherHandshake.Admission admission = handshake.run(
                 new PrefixedTransport(transport, hello), new PublisherHandshake.Resources()
@@ -173,7 +184,8 @@ final class PublisherControl implements AutoCloseable
             pending.finish(); // admitted: the endpoint's handshake slot and deadline no longer apply
             lastAdmitted = admitted;
             LOGGER.log(System.Logger.Level.INFO, "rdma publication " + name + ": subscriber " + admitted.name +
-                " connected at position " + admitted.joinPosition + " over " + endpoint.providerName());
+                " connected at position " + admitted.joinPosition + " over " + endpoint.providerName() + ", commit=" +
+                (null == admitted.immediateCommit ? "counter" : "imm"));
             transport.watch(() -> running && !admitted.retired && !admitted.closeRequested,
                 () -> admitted.requestClose("control connection closed by the subscriber"));
             awaitRetiredThenFree(admitted);
@@ -242,9 +254,13 @@ final class PublisherControl implements AutoCloseable
             final String connectionName = name + " subscriber=" + id + " peer=" + offer.peer();
             counters = new RdmaCounters.Connection(countersManager, connectionName);
             final int inlineLimit = Math.min(params.inlineLength(), qp.maxInlineData());
+            final ImmediateCommit immediateCommit = CommitMode.IMM.code() == offer.commit() ?
+                new ImmediateCommit(offer.receiveCredits()) : null;
+            RdmaCounters.set(counters.commitMode, offer.commit());
             connection = new SubscriberConnection(id, connectionName, qp, cq,
                 statusRegion, slot, sourceRegion, offer.ringAddress(), offer.ringRkey(), offer.counterAddress(),
-                offer.counterRkey(), offer.hasGroupTag(), offer.groupTag(), inlineLimit, counters, transport);
+                offer.counterRkey(), offer.hasGroupTag(), offer.groupTag(), inlineLimit, immediateCommit, counters,
+                transport);
             connection.catchUpRequest = offer.catchUpRequest();
             if (!newConnections.offer(connection))
             {

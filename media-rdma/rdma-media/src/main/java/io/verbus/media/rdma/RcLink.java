@@ -36,6 +36,8 @@ abstract class RcLink
     final MemoryRegion sourceRegion;
     final UnsafeBuffer sourceBlocks;
     final int sourceBlockCount;
+    /** {@code sourceBlockCount - 1} when a power of two: the block of a sequence is then a mask, not a division. */
+    private final long sourceBlockMask;
     /** Slot WRITEs go INLINE when the QP takes 24 bytes inline: the source block is then read at post time. */
     final boolean slotInline;
     final int sendQueueDepth;
@@ -70,6 +72,7 @@ abstract class RcLink
         this.sourceRegion = sourceRegion;
         this.sourceBlocks = new UnsafeBuffer(sourceRegion.address(), (int)sourceRegion.length());
         this.sourceBlockCount = (int)(sourceRegion.length() / SlotLayout.BLOCK_LENGTH);
+        this.sourceBlockMask = Integer.bitCount(sourceBlockCount) == 1 ? sourceBlockCount - 1 : -1;
         this.slotInline = qp.maxInlineData() >= SlotLayout.WRITE_LENGTH;
         // A device may grant a deeper queue than the source blocks registered for the requested depth.
         this.sendQueueDepth = Math.min(qp.maxSendWorkRequests(), sourceBlockCount);
@@ -193,7 +196,8 @@ abstract class RcLink
         final int rkey,
         final int signalEvery)
     {
-        final int offset = (int)(seq % sourceBlockCount) * SlotLayout.BLOCK_LENGTH;
+        final int block = sourceBlockMask >= 0 ? (int)(seq & sourceBlockMask) : (int)(seq % sourceBlockCount);
+        final int offset = block * SlotLayout.BLOCK_LENGTH;
         SlotLayout.encode(sourceBlocks, offset, value, timestamp);
         int flags = seq - lastSignaledSeq >= signalEvery ? SendFlags.SIGNALED : 0;
         if (slotInline)

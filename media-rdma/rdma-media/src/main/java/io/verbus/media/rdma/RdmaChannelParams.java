@@ -49,6 +49,11 @@ public final class RdmaChannelParams
      */
     public static final String SESSION_ID_KEY = "session-id";
     /**
+     * {@code commit=counter|imm|auto}: how the publisher tells the image that data has landed ({@link CommitMode});
+     * both ends must agree (the handshake refuses two different explicit modes).
+     */
+    public static final String COMMIT_KEY = "commit";
+    /**
      * On a subscription, {@code join=recent}: catch up by RDMA READ of what the publisher's log still holds, from
      * {@code join-position} (default: the start of the live position's term), then continue live with no gap and no
      * duplicate; {@code join=live} (the default) starts at the live position. ({@code join=archive} is the archive
@@ -62,7 +67,7 @@ public final class RdmaChannelParams
     public static final Set<String> SUPPORTED_KEYS = Set.of(
         ENDPOINT_KEY, PROVIDER_KEY, TERM_LENGTH_KEY, MTU_KEY, WINDOW_KEY, FLOW_CONTROL_KEY, GROUP_TAG_KEY,
         INLINE_KEY, SIGNAL_EVERY_KEY, QUEUE_DEPTH_KEY, HEARTBEAT_KEY, TIMEOUT_KEY, SECRET_FILE_KEY, SECRET_KEY,
-        SESSION_ID_KEY, JOIN_KEY, JOIN_POSITION_KEY);
+        SESSION_ID_KEY, COMMIT_KEY, JOIN_KEY, JOIN_POSITION_KEY);
 
     /** The keys only this media reads: {@link #SUPPORTED_KEYS} less bus-core's {@link ChannelUri#COMMON_KEYS}. */
     public static final Set<String> MEDIA_KEYS = mediaKeys();
@@ -120,6 +125,7 @@ public final class RdmaChannelParams
     private final boolean secretRequired;
     private final boolean sessionIdSet;
     private final int sessionId;
+    private final CommitMode commitMode;
     private final boolean joinRecent;
     private final long joinPosition;
 
@@ -194,6 +200,7 @@ public final class RdmaChannelParams
                 secret + "'");
         }
         secretRequired = null != secret && "required".equals(secret.trim());
+        commitMode = parseEnum(COMMIT_KEY, uri.get(COMMIT_KEY), CommitMode.COUNTER, CommitMode.values());
 
         final String join = uri.get(JOIN_KEY);
         if (null != join && !"recent".equals(join.trim()) && !"live".equals(join.trim()))
@@ -346,6 +353,12 @@ public final class RdmaChannelParams
         return queueDepth;
     }
 
+    /** @return the channel's {@code commit} mode as configured ({@code auto} is resolved per connection). */
+    public CommitMode commitMode()
+    {
+        return commitMode;
+    }
+
     /** @return true when the channel names a {@code session-id}. */
     public boolean isSessionIdSet()
     {
@@ -493,6 +506,7 @@ public final class RdmaChannelParams
         return "RdmaChannelParams{endpoint=" + endpointHost + ":" + endpointPort + ", provider=" + provider +
             ", termLength=" + termLength + ", window=" + windowLength + ", fc=" + flowControl +
             (groupTagSet ? ", gtag=" + groupTag : "") + ", inline=" + inlineLength + ", signalEvery=" + signalEvery +
-            ", queueDepth=" + queueDepth + ", heartbeatNs=" + heartbeatIntervalNs + ", timeoutNs=" + timeoutNs + "}";
+            ", queueDepth=" + queueDepth + ", heartbeatNs=" + heartbeatIntervalNs + ", timeoutNs=" + timeoutNs +
+            ", commit=" + commitMode.keyValue() + "}";
     }
 }

@@ -27,13 +27,23 @@ public final class RdmaCounters
     public static final int CONNECTIONS_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 9;
     /** Torn or inconsistent position/status block reads (retried; a WRITE in progress). */
     public static final int TORN_READS_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 10;
+    /** The connection's agreed commit mode: 0 counter, 1 imm (the handshake's codes). */
+    public static final int COMMIT_MODE_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 11;
+    /** commit=imm, subscriber side: WRITE_WITH_IMM receive completions the image reaped (each reposts its RECV). */
+    public static final int IMMEDIATES_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 12;
+    /**
+     * commit=imm, publisher side: times a chain was held back because the subscriber had no RECV left for another
+     * WRITE_WITH_IMM; what a responder would otherwise answer with RNR (and the requester retry). It is not lost: the
+     * data goes with the next chain once the subscriber's status reports it reaped earlier immediates.
+     */
+    public static final int RECEIVE_CREDIT_STALLS_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 13;
     /** A {@code join=recent} subscription: bytes caught up by RDMA READ of the publisher's log, all connections. */
-    public static final int CATCH_UP_BYTES_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 11;
+    public static final int CATCH_UP_BYTES_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 14;
     /** A {@code join=recent} subscription: how long its last catch-up took, nanoseconds. */
-    public static final int CATCH_UP_TIME_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 12;
+    public static final int CATCH_UP_TIME_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 15;
     /** A {@code join=recent} subscription: bytes asked for that the publisher's log no longer held (gaps). */
-    public static final int CATCH_UP_GAP_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 13;
-    /** The highest rdma counter type id. */
+    public static final int CATCH_UP_GAP_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 16;
+    /** The last type id the media allocates. */
     public static final int LAST_TYPE_ID = CATCH_UP_GAP_TYPE_ID;
 
     private RdmaCounters()
@@ -180,6 +190,9 @@ public final class RdmaCounters
         public final AtomicCounter completionErrors;
         public final AtomicCounter qpState;
         public final AtomicCounter lag;
+        public final AtomicCounter commitMode;
+        public final AtomicCounter immediates;
+        public final AtomicCounter creditStalls;
         private final CountersManager manager;
 
         public Connection(final CountersManager manager, final String name)
@@ -192,6 +205,10 @@ public final class RdmaCounters
             completionErrors = allocate(manager, COMPLETION_ERRORS_TYPE_ID, "rdma completion errors: " + name);
             qpState = allocate(manager, QP_STATE_TYPE_ID, "rdma QP state: " + name);
             lag = allocate(manager, SUBSCRIBER_LAG_TYPE_ID, "rdma subscriber lag: " + name);
+            commitMode = allocate(manager, COMMIT_MODE_TYPE_ID, "rdma commit mode (0 counter, 1 imm): " + name);
+            immediates = allocate(manager, IMMEDIATES_TYPE_ID, "rdma immediate completions: " + name);
+            creditStalls = allocate(manager, RECEIVE_CREDIT_STALLS_TYPE_ID,
+                "rdma receive credit stalls (instead of RNR): " + name);
         }
 
         public void close()
@@ -203,6 +220,9 @@ public final class RdmaCounters
             free(manager, completionErrors);
             free(manager, qpState);
             free(manager, lag);
+            free(manager, commitMode);
+            free(manager, immediates);
+            free(manager, creditStalls);
         }
     }
 }

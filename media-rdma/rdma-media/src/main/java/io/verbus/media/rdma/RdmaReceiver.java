@@ -4,6 +4,7 @@ import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.WorkCompletion;
 import io.verbus.fabric.WorkRequestBatch;
+import io.verbus.media.ImageBound;
 import io.verbus.media.ImageDescriptor;
 import io.verbus.media.ImageSink;
 import io.verbus.media.MediaContext;
@@ -144,7 +145,7 @@ public final class RdmaReceiver implements MediaReceiver
             if (!connection.closeRequested)
             {
                 work += connection.reapDueCompletions(completions);
-                work += sendStatus(connection, nowNs);
+                work += connection.announced ? sendStatus(connection, nowNs) : selfTest(connection, nowNs);
             }
         }
         if (nowNs - lastHousekeepingNs >= HOUSEKEEPING_INTERVAL_NS)
@@ -165,21 +166,62 @@ public final class RdmaReceiver implements MediaReceiver
             connection.lastHeardNs = clock.nanoTime();
             connection.statusThreshold = Math.max(1, params.windowLength(connection.termLength) / 4);
             connections = ArrayUtil.add(connections, connection);
-            try
+            RdmaCounters.set(connection.counters.commitMode, connection.commit.mode().code());
+            if (null == connection.receiveCq)
             {
-                connection.subscriberPosition = images.onImageAvailable(new ImageDescriptor(
-                    connection.imageId, connection.sessionId, connection.streamId, connection.initialTermId,
-                    connection.termLength, connection.startPosition, connection.termBuffers, connection.bound,
-                    connection.sourceIdentity, connection.mtuLength));
-                connection.announced = true;
+                announce(connection);
             }
-            catch (final RuntimeException ex)
+            else
             {
-                errorHandler.onError(ex);
-                connection.requestClose("image refused: " + ex.getMessage());
+                connection.selfTestDeadlineNs = connection.lastHeardNs + params.timeoutNs();
             }
         }
         return work;
+    }
+
+    private void announce(final ImageConnection connection)
+    {
+        try
+        {
+            connection.subscriberPosition = images.onImageAvailable(new ImageDescriptor(
+                connection.imageId, connection.sessionId, connection.streamId, connection.initialTermId,
+                connection.termLength, connection.startPosition, connection.termBuffers, connection.bound,
+                connection.sourceIdentity, connection.mtuLength));
+            connection.announced = true;
+        }
+        catch (final RuntimeException ex)
+        {
+            errorHandler.onError(ex);
+            connection.requestClose("image refused: " + ex.getMessage());
+        }
+    }
+
+    /**
+     * commit=imm: the image is announced only once the mode is seen to work, the first WRITE_WITH_IMM (the publisher's
+     * first position block, at the join position) having completed here. Until then this agent reaps the receive CQ;
+     * from the announcement on only the image's polling thread does.
+     */
+    private int selfTest(final ImageConnection connection, final long nowNs)
+    {
+        if (ImageBound.INVALID == connection.bound.acquire(connection.joinPosition))
+        {
+            connection.requestClose("commit=imm self-test: " + connection.bound.invalidReason());
+            return 1;
+        }
+        if (connection.bound.immediates() > 0)
+        {
+            PublisherControl.LOGGER.log(System.Logger.Level.INFO, "rdma subscription " + connection.name +
+                ": commit=imm self-test passed (first immediate received, bound " + connection.bound.bound() + ")");
+            announce(connection);
+            return 1;
+        }
+        if (nowNs - connection.selfTestDeadlineNs > 0)
+        {
+            connection.requestClose("commit=imm self-test failed: no WRITE_WITH_IMM completed within " +
+                TimeUnit.NANOSECONDS.toMillis(params.timeoutNs()) + " ms of connecting (does the provider deliver " +
+                "immediate data to a receive queue?)");
+        }
+        return 0;
     }
 
     /** The publisher's heartbeat: a consistent position block with a new timestamp. */
@@ -252,6 +294,7 @@ public final class RdmaReceiver implements MediaReceiver
                 connection.requestClose("the image closed itself: " + corruptReason);
             }
             connection.checkHealth(completions, nowNs, params.timeoutNs(), "heartbeat from the publisher");
+            RdmaCounters.set(connection.counters.immediates, connection.bound.immediates());
             connection.publishCounters(connection.announced ?
                 Math.max(connection.bound.bound(), connection.lastPublishedPosition) -
                 connection.subscriberPosition.getVolatile() : 0);

@@ -80,6 +80,8 @@ public final class RdmaSender implements MediaSender
     private long lastHousekeepingNs;
     private long tornReadCount;
     private boolean wasConnected;
+    /** commit=imm: a chain waited for the subscriber's RECVs; the writer's send path reads the status slots. */
+    private boolean creditStalled;
     private boolean closed;
 
     /**
@@ -121,7 +123,8 @@ public final class RdmaSender implements MediaSender
             final String name = "stream=" + log.streamId() + " session=" + log.sessionId();
             counters = new RdmaCounters.Side(countersManager, "rdma torn status reads: " + name,
                 "rdma subscribers: " + name);
-            control = new PublisherControl(context, params, log, endpoint, secret, newConnections, MAX_SUBSCRIBERS);
+            control = new PublisherControl(context, params, log, endpoint, secret, newConnections, MAX_SUBSCRIBERS,
+                fabricContext);
         }
         catch (final RuntimeException ex)
         {
@@ -211,8 +214,10 @@ public final class RdmaSender implements MediaSender
                 work += send(connection, cachedNowNs);
             }
         }
-        if (lastLimit - target < windowLength / 2 && target - creditsReadAtPosition >= windowLength / 8)
+        if ((lastLimit - target < windowLength / 2 && target - creditsReadAtPosition >= windowLength / 8) ||
+            creditStalled)
         {
+            creditStalled = false;
             work += readCredits();
         }
         return work;
@@ -378,14 +383,25 @@ public final class RdmaSender implements MediaSender
             position += alignedLength;
             frames++;
         }
-        scanPosition = position;
-        return frames > 0 ? 1 : 0;
+        if (frames > 0)
+        {
+            scanPosition = position;
+            log.mediaScanPosition(position);
+            return 1;
+        }
+        return 0;
     }
 
     private int send(final SubscriberConnection connection, final long nowNs)
     {
         final long sent = connection.sentPosition;
-        final long target = scanPosition;
+        final ImmediateCommit immediateCommit = connection.immediateCommit;
+        long target = scanPosition;
+        if (null != immediateCommit && sent < target && !immediateCommit.hasCredit(connection.consumedPosition))
+        {
+            target = sent; // commit=imm: no RECV left at the subscriber; the data waits for its status (never RNR)
+            creditStalled = true;
+        }
         final boolean heartbeatDue = nowNs - connection.lastPositionWriteNs >= params.heartbeatIntervalNs();
         if (sent >= target && !heartbeatDue)
         {
@@ -428,6 +444,8 @@ public final class RdmaSender implements MediaSender
         final long positionWrSeq = connection.wrsPosted + wrCount;
         final int positionFlags = connection.addSlotWrite(batch, positionWrSeq, position, nowNs,
             connection.counterAddress, connection.counterRkey, params.signalEvery());
+        final boolean immediate = null != immediateCommit &&
+            immediateCommit.markIfNew(batch.get(batch.size() - 1), position);
         for (int i = 0; i < batch.size() - 1; i++)
         {
             batch.get(i).wrId(connection.wrsPosted + i + 1);
@@ -445,6 +463,10 @@ public final class RdmaSender implements MediaSender
             return 1;
         }
         connection.onPosted(positionWrSeq, positionFlags, bytes, inline);
+        if (immediate)
+        {
+            immediateCommit.onPosted(position);
+        }
         connection.sentPosition = position;
         connection.lastPositionWriteNs = nowNs;
         return 1;
@@ -541,6 +563,11 @@ public final class RdmaSender implements MediaSender
         {
             connection.checkHealth(completions, nowNs, params.timeoutNs(), "status from the subscriber");
             connection.publishCounters(scanPosition - connection.consumedPosition);
+            if (null != connection.immediateCommit)
+            {
+                RdmaCounters.set(connection.counters.immediates, connection.immediateCommit.immediatesPosted);
+                RdmaCounters.set(connection.counters.creditStalls, connection.immediateCommit.creditStalls);
+            }
             if (connection.closeRequested)
             {
                 retire(connection);
@@ -575,6 +602,7 @@ public final class RdmaSender implements MediaSender
                 if (0 == send(connection, clock.nanoTime()))
                 {
                     connection.reapCompletions(completions);
+                    readStatus(connection, clock.nanoTime()); // commit=imm: credits come back with the status
                     Thread.yield();
                 }
             }

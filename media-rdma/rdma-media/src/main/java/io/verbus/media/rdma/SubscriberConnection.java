@@ -28,6 +28,8 @@ final class SubscriberConnection extends RcLink
     final boolean hasGroupTag;
     final long groupTag;
     final int inlineLimit;
+    /** commit=imm: turns position-block WRITEs into WRITE_WITH_IMMs within the subscriber's RECVs; null: counter. */
+    final ImmediateCommit immediateCommit;
 
     /** What the subscriber asked to catch up from (CONNECT.catchUpPosition); set before the hand-over. */
     long catchUpRequest = io.verbus.media.rdma.protocol.ConnectFlyweight.CATCH_UP_NONE;
@@ -63,6 +65,7 @@ final class SubscriberConnection extends RcLink
         final boolean hasGroupTag,
         final long groupTag,
         final int inlineLimit,
+        final ImmediateCommit immediateCommit,
         final RdmaCounters.Connection counters,
         final SocketMessageTransport transport)
     {
@@ -78,5 +81,6 @@ final class SubscriberConnection extends RcLink
         this.hasGroupTag = hasGroupTag;
         this.groupTag = groupTag;
         this.inlineLimit = inlineLimit;
+        this.immediateCommit = immediateCommit;
     }
 }

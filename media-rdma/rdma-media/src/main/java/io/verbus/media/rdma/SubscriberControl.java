@@ -64,7 +64,8 @@ final class SubscriberControl implements AutoCloseable
     private volatile boolean running = true;
     private volatile Socket currentSocket;
 
-    private record Lingering(FabricEndpoint endpoint, MemorySegment ring, long releaseAtNs)
+    /** A ring a poll may still read, and (commit=imm) the QP and CQs a poll may still reap and post to. */
+    private record Lingering(FabricEndpoint endpoint, MemorySegment ring, long releaseAtNs, Runnable deferredFree)
     {
     }
 
@@ -211,14 +212,21 @@ final class SubscriberControl implements AutoCloseable
                 final String connectionName = name + " session=" + publication.sessionId() + " image=" + imageId;
                 final ImageConnection image = new ImageConnection(imageId, connectionName, publication.sessionId(),
                     publication.streamId(), publication.initialTermId(), publication.termLength(),
-                    accepted.joinPosition(), prepared.endpoint, prepared.ring,
-                    prepared.ringRegion, prepared.positionIndex, prepared.positionRegion, prepared.sourceRegion,
-                    prepared.qp, prepared.cq, accepted.statusAddress(), accepted.statusRkey(),
+                    accepted.joinPosition(), prepared.endpoint, prepared.ring, prepared.ringRegion,
+                    prepared.positionIndex, prepared.positionRegion, prepared.sourceRegion, prepared.qp,
+                    prepared.commit, accepted.statusAddress(), accepted.statusRkey(),
                     "rdma:" + params.endpointHost() + ":" + params.endpointPort(),
                     new RdmaCounters.Connection(countersManager, connectionName), transport);
                 image.mtuLength = publication.mtuLength();
                 try
                 {
+                    // RECVs for every WRITE_WITH_IMM the publisher may have in flight, posted before READY (no RNR).
+                    if (image.bound instanceof ImmediateBound immediate &&
+                        !immediate.postReceives(prepared.credits + 1))
+                    {
+                        throw new HandshakeException(HandshakeException.Reason.RESOURCES, "cannot post " +
+                            (prepared.credits + 1) + " RECVs for commit=imm");
+                    }
                     catchUp(image, catchUpRequest, accepted);
                 }
                 catch (final HandshakeException | RuntimeException ex)
@@ -233,7 +241,8 @@ final class SubscriberControl implements AutoCloseable
             {
                 final Prepared prepared = (Prepared)offer.attachment();
                 freeParts(prepared.endpoint, prepared.ring, prepared.ringRegion, prepared.positionIndex,
-                    prepared.positionRegion, prepared.sourceRegion, prepared.cq, prepared.qp, null, false);
+                    prepared.positionRegion, prepared.sourceRegion, prepared.cq, prepared.receiveCq, prepared.qp, null,
+                    false);
             }
         });
         final ImageConnection connection = result[0];
@@ -245,6 +254,8 @@ final class SubscriberControl implements AutoCloseable
         connectionsMade.incrementAndGet();
         LOGGER.log(System.Logger.Level.DEBUG, "rdma subscription " + connection.name + ": connected at position " +
             handshakeResult.accepted().joinPosition() + " over " + connection.endpoint.providerName());
+        LOGGER.log(System.Logger.Level.INFO, "rdma subscription " + connection.name + ": commit=" +
+            connection.commit.mode().keyValue() + " (" + connection.commit.reason() + ")");
         return connection;
     }
 
@@ -287,7 +298,8 @@ final class SubscriberControl implements AutoCloseable
     }
 
     private record Prepared(FabricEndpoint endpoint, MemorySegment ring, MemoryRegion ringRegion, int positionIndex,
-        MemoryRegion positionRegion, MemoryRegion sourceRegion, CompletionQueue cq, QueuePair qp)
+        MemoryRegion positionRegion, MemoryRegion sourceRegion, CompletionQueue cq, CompletionQueue receiveCq,
+        QueuePair qp, CommitMode.Choice commit, int credits)
     {
     }
 
@@ -310,12 +322,16 @@ final class SubscriberControl implements AutoCloseable
         }
         final FabricEndpoint endpoint = withinRingMemory(endpointFor(publication.providerId()),
             publication.providerId(), 3L * publication.termLength());
+        final CommitMode.Choice commit = agreeCommit(endpoint, publication.commitWord());
+        final boolean immediate = CommitMode.IMM == commit.mode();
+        final int credits = immediate ? ConnectionResources.receiveCredits(endpoint, params) : 0;
         MemorySegment ring = null;
         MemoryRegion ringRegion = null;
         int positionIndex = -1;
         MemoryRegion positionRegion = null;
         MemoryRegion sourceRegion = null;
         CompletionQueue cq = null;
+        CompletionQueue receiveCq = null;
         QueuePair qp = null;
         try
         {
@@ -329,23 +345,50 @@ final class SubscriberControl implements AutoCloseable
             sourceRegion = resources.register(endpoint, sourceBlocks.block(positionIndex), 0);
             cq = ConnectionResources.createCompletionQueue(endpoint, params);
             // Only status WRITEs go out on this QP: the position block's length is all it inlines.
-            qp = resources.createQueuePair(endpoint, cq, params, SlotLayout.WRITE_LENGTH);
+            if (immediate)
+            {
+                // The immediates complete on their own CQ, which only the image's polling thread reaps.
+                receiveCq = ConnectionResources.createReceiveCompletionQueue(endpoint, credits + 1);
+                qp = resources.createQueuePair(endpoint, cq, receiveCq, credits + 1, params, SlotLayout.WRITE_LENGTH);
+            }
+            else
+            {
+                qp = resources.createQueuePair(endpoint, cq, params, SlotLayout.WRITE_LENGTH);
+            }
             final Prepared prepared = new Prepared(endpoint, ring, ringRegion, positionIndex, positionRegion,
-                sourceRegion, cq, qp);
+                sourceRegion, cq, receiveCq, qp, commit, credits);
             return new SubscriberHandshake.LocalOffer(ringRegion.address(), ringLength, ringRegion.rkey(),
                 positionRegion.address(), positionRegion.rkey(),
-                FabricEndpoint.toQpInfo(qp.localConnectionInfo(), qp.maxInlineData()), prepared);
+                FabricEndpoint.toQpInfo(qp.localConnectionInfo(), qp.maxInlineData()), prepared, commit.mode().code(),
+                credits);
         }
         catch (final HandshakeException ex)
         {
-            freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, qp, null, false);
+            freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, receiveCq, qp, null,
+                false);
             throw ex;
         }
         catch (final RuntimeException | InternalError ex)
         {
-            freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, qp, null, false);
+            freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, receiveCq, qp, null,
+                false);
             throw new HandshakeException(HandshakeException.Reason.RESOURCES,
                 "cannot register the ring: " + ex.getMessage(), ex);
+        }
+    }
+
+    /** The commit mode both ends agree on; a mismatch is refused before anything is registered. */
+    private CommitMode.Choice agreeCommit(final FabricEndpoint endpoint, final int challengeWord)
+        throws HandshakeException
+    {
+        try
+        {
+            return CommitMode.agree(params.commitMode(), challengeWord,
+                CommitMode.auto(endpoint.device().attributes(), fabricContext));
+        }
+        catch (final IllegalStateException ex)
+        {
+            throw new HandshakeException(HandshakeException.Reason.COMMIT_MISMATCH, ex.getMessage());
         }
     }
 
@@ -422,8 +465,8 @@ final class SubscriberControl implements AutoCloseable
         LOGGER.log(System.Logger.Level.INFO, "rdma subscription " + connection.name + ": disconnected: " +
             connection.closeReason);
         freeParts(connection.endpoint, connection.ring, connection.ringRegion, connection.positionBlockIndex,
-            connection.positionRegion, connection.sourceRegion, connection.cq, connection.qp, connection.counters,
-            true);
+            connection.positionRegion, connection.sourceRegion, connection.cq, connection.receiveCq, connection.qp,
+            connection.counters, true);
     }
 
     private void freeParts(
@@ -434,11 +477,31 @@ final class SubscriberControl implements AutoCloseable
         final MemoryRegion positionRegion,
         final MemoryRegion sourceRegion,
         final CompletionQueue cq,
+        final CompletionQueue receiveCq,
         final QueuePair qp,
         final RdmaCounters.Connection counters,
         final boolean linger)
     {
-        resources.free(qp, cq, ringRegion, positionRegion, sourceRegion);
+        Runnable deferredFree = null;
+        if (null != receiveCq && linger)
+        {
+            // commit=imm: a poll still in progress may reap the receive CQ and post a RECV, so the QP and its CQs
+            // linger with the ring; the regions go now (the publisher's rkeys die at once).
+            resources.free(null, null, ringRegion, positionRegion, sourceRegion);
+            deferredFree = () ->
+            {
+                resources.free(qp, cq);
+                receiveCq.close();
+            };
+        }
+        else
+        {
+            resources.free(qp, cq, ringRegion, positionRegion, sourceRegion);
+            if (null != receiveCq)
+            {
+                receiveCq.close();
+            }
+        }
         if (positionIndex >= 0)
         {
             positionBlocks.release(positionIndex);
@@ -447,7 +510,7 @@ final class SubscriberControl implements AutoCloseable
         {
             if (linger)
             {
-                lingering.addLast(new Lingering(endpoint, ring, System.nanoTime() + lingerNs));
+                lingering.addLast(new Lingering(endpoint, ring, System.nanoTime() + lingerNs, deferredFree));
             }
             else
             {
@@ -466,6 +529,10 @@ final class SubscriberControl implements AutoCloseable
         while (!lingering.isEmpty() && (all || lingering.peekFirst().releaseAtNs() <= nowNs))
         {
             final Lingering entry = lingering.pollFirst();
+            if (null != entry.deferredFree())
+            {
+                entry.deferredFree().run();
+            }
             entry.endpoint().releaseRing(entry.ring());
         }
     }

@@ -53,6 +53,7 @@ class RdmaChannelParamsTest
         assertEquals(RdmaChannelParams.HEARTBEAT_DEFAULT_INTERVAL_NS, params.heartbeatIntervalNs());
         assertEquals(RdmaChannelParams.TIMEOUT_DEFAULT_NS, params.timeoutNs());
         assertFalse(params.isGroupTagSet());
+        assertEquals(CommitMode.COUNTER, params.commitMode(), "today's commit: a WRITE of the position block");
     }
 
     @Test
@@ -60,7 +61,8 @@ class RdmaChannelParamsTest
     {
         final RdmaChannelParams params = RdmaChannelParams.parse(channel(
             "provider", "shm", "term-length", "1m", "window", "128k", "fc", "tagged", "gtag", "7", "inline", "256",
-            "signal-every", "8", "queue-depth", "256", "heartbeat", "20ms", "timeout", "2s", "mtu", "4096"));
+            "signal-every", "8", "queue-depth", "256", "heartbeat", "20ms", "timeout", "2s", "mtu", "4096",
+            "commit", "imm"));
         assertEquals(RdmaChannelParams.Provider.SHM, params.provider());
         assertEquals(1024 * 1024, params.termLength());
         assertEquals(128 * 1024, params.windowLength(1024 * 1024));
@@ -73,6 +75,9 @@ class RdmaChannelParamsTest
         assertEquals(20_000_000L, params.heartbeatIntervalNs());
         assertEquals(2_000_000_000L, params.timeoutNs());
         assertEquals(4096, params.mtuLength());
+        assertEquals(CommitMode.IMM, params.commitMode());
+        assertEquals(CommitMode.AUTO, RdmaChannelParams.parse(channel("commit", "auto")).commitMode());
+        assertEquals(CommitMode.COUNTER, RdmaChannelParams.parse(channel("commit", "counter")).commitMode());
     }
 
     @Test
@@ -123,6 +128,7 @@ class RdmaChannelParamsTest
         assertRejectedNaming("timeout", "timeout", "-1s");
         assertRejectedNaming("timeout", "heartbeat", "1s", "timeout", "1s");
         assertRejectedNaming("mtu", "mtu", "100");
+        assertRejectedNaming("commit", "commit", "strict");
         assertRejectedNaming("nonsense", "nonsense", "1");
     }
 

@@ -12,6 +12,8 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
@@ -34,13 +36,15 @@ class RdmaHotPathAllocationTest
     @TempDir
     static Path fabricDir;
 
-    @Test
+    /** Both commit modes: with imm the poll reaps the receive CQ and posts RECVs, the sender counts credits. */
+    @ParameterizedTest
+    @ValueSource(strings = { "counter", "imm" })
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
-    void shouldAllocateNothingOnTheDataPathAfterWarmUp()
+    void shouldAllocateNothingOnTheDataPathAfterWarmUp(final String commit)
     {
         final com.sun.management.ThreadMXBean threads =
             (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
-        try (RdmaRig rig = new RdmaRig(dir, "shm", 1024 * 1024, null, "heartbeat", "1ms"))
+        try (RdmaRig rig = new RdmaRig(dir, "shm", 1024 * 1024, null, "heartbeat", "1ms", "commit", commit))
         {
             final RdmaRig.Subscriber subscriber = rig.addSubscriber();
             rig.awaitCondition("admitted", 20_000, () -> subscriber.image() != null && rig.log.isConnected());

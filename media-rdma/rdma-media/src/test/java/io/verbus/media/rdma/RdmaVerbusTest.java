@@ -142,7 +142,8 @@ class RdmaVerbusTest
             for (final int type : new int[]{ RdmaCounters.BYTES_POSTED_TYPE_ID, RdmaCounters.WRS_POSTED_TYPE_ID,
                 RdmaCounters.INLINE_WRS_TYPE_ID, RdmaCounters.SIGNALED_WRS_TYPE_ID,
                 RdmaCounters.COMPLETION_ERRORS_TYPE_ID, RdmaCounters.QP_STATE_TYPE_ID,
-                RdmaCounters.SUBSCRIBER_LAG_TYPE_ID })
+                RdmaCounters.SUBSCRIBER_LAG_TYPE_ID, RdmaCounters.COMMIT_MODE_TYPE_ID, RdmaCounters.IMMEDIATES_TYPE_ID,
+                RdmaCounters.RECEIVE_CREDIT_STALLS_TYPE_ID })
             {
                 assertTrue(types.contains(type), "counter type " + type + " (" + CounterTypes.typeName(type) +
                     ") is allocated");
@@ -157,7 +158,8 @@ class RdmaVerbusTest
             assertEquals(0, status, stat);
             for (final String label : new String[]{ "rdma bytes posted", "rdma WRs posted", "rdma inline WRs",
                 "rdma signaled WRs", "rdma completion errors", "rdma QP state", "rdma subscriber lag",
-                "rdma control port" })
+                "rdma control port", "rdma commit mode (0 counter, 1 imm)", "rdma immediate completions",
+                "rdma receive credit stalls" })
             {
                 assertTrue(stat.contains(label), label + " missing from:\n" + stat);
             }

@@ -5,8 +5,11 @@ package io.verbus.media.rdma.protocol;
  * that it knows the shared secret (HMAC over both nonces and every byte before the proof).
  * <pre>
  *  12 sessionId int | 16 streamId int | 20 initialTermId int | 24 termLength int | 28 mtuLength int
- *  32 providerId int | 36 reserved int | 40 serverNonce 32 bytes | 72 proof 32 bytes | 104 end
+ *  32 providerId int | 36 commit int | 40 serverNonce 32 bytes | 72 proof 32 bytes | 104 end
  * </pre>
+ * {@code commit}: the publisher's configured commit mode ({@link #COMMIT_COUNTER}, {@link #COMMIT_IMM},
+ * {@link #COMMIT_AUTO}) in the low byte, plus {@link #COMMIT_AUTO_PREFERS_IMM_FLAG} when it is auto and its own device
+ * asks for imm. The word was reserved (zero) before commit modes: a zero is today's counter mode.
  */
 public final class ChallengeFlyweight extends HandshakeFlyweight<ChallengeFlyweight>
 {
@@ -16,14 +19,19 @@ public final class ChallengeFlyweight extends HandshakeFlyweight<ChallengeFlywei
     public static final int TERM_LENGTH_OFFSET = 24;
     public static final int MTU_LENGTH_OFFSET = 28;
     public static final int PROVIDER_ID_OFFSET = 32;
-    public static final int RESERVED_OFFSET = 36;
+    public static final int COMMIT_OFFSET = 36;
     public static final int SERVER_NONCE_OFFSET = 40;
     public static final int PROOF_OFFSET = SERVER_NONCE_OFFSET + HandshakeHeader.NONCE_LENGTH;
     public static final int LENGTH = PROOF_OFFSET + HandshakeHeader.PROOF_LENGTH;
+    public static final int COMMIT_COUNTER = 0;
+    public static final int COMMIT_IMM = 1;
+    public static final int COMMIT_AUTO = 2;
+    public static final int COMMIT_AUTO_PREFERS_IMM_FLAG = 0x100;
 
     public ChallengeFlyweight()
     {
-        super(HandshakeHeader.CHALLENGE_TYPE, LENGTH, RESERVED_OFFSET);
+        // writeHeader zeroes the commit word (counter mode) like a reserved word; it is validated on its own.
+        super(HandshakeHeader.CHALLENGE_TYPE, LENGTH, COMMIT_OFFSET);
     }
 
     public int sessionId()
@@ -84,6 +92,31 @@ public final class ChallengeFlyweight extends HandshakeFlyweight<ChallengeFlywei
     public ChallengeFlyweight providerId(final int value)
     {
         return putInt(PROVIDER_ID_OFFSET, value);
+    }
+
+    public int commit()
+    {
+        return getInt(COMMIT_OFFSET);
+    }
+
+    public ChallengeFlyweight commit(final int value)
+    {
+        return putInt(COMMIT_OFFSET, value);
+    }
+
+    /**
+     * @param code a commit mode's wire code.
+     * @return its channel-key name ({@code counter}, {@code imm}, {@code auto}) or the number.
+     */
+    public static String commitName(final int code)
+    {
+        return switch (code)
+        {
+            case COMMIT_COUNTER -> "counter";
+            case COMMIT_IMM -> "imm";
+            case COMMIT_AUTO -> "auto";
+            default -> Integer.toString(code);
+        };
     }
 
     public void getServerNonce(final byte[] dst)

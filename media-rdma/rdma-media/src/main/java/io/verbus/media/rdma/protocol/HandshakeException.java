@@ -19,7 +19,8 @@ public final class HandshakeException extends Exception
         TIMEOUT(8),
         PEER_REJECTED(9),
         CLOSED(10),
-        SESSION_MISMATCH(11);
+        SESSION_MISMATCH(11),
+        COMMIT_MISMATCH(12);
 
         private final int code;
 

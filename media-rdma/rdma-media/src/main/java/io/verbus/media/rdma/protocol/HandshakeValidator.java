@@ -22,6 +22,8 @@ public final class HandshakeValidator
     /** Remote addresses we accept are at least 8-byte aligned: the blocks hold 8-byte values. */
     public static final int MIN_REMOTE_ALIGNMENT = 8;
     public static final int MAX_PROVIDER_ID = ProviderIds.MAX;
+    /** Most WRITE_WITH_IMMs a subscriber may let a publisher keep in flight (the deepest queue a channel asks for). */
+    public static final int MAX_RECEIVE_CREDITS = 16384;
 
     private HandshakeValidator()
     {
@@ -151,9 +153,13 @@ public final class HandshakeValidator
                 ProviderIds.name(providerId) + " but this subscription requires provider=" +
                 ProviderIds.name(requiredProviderId) + " (CHALLENGE.providerId=" + providerId + ")");
         }
-        if (0 != challenge.reserved())
+        final int commit = challenge.commit();
+        final int mode = commit & ~ChallengeFlyweight.COMMIT_AUTO_PREFERS_IMM_FLAG;
+        if (mode < ChallengeFlyweight.COMMIT_COUNTER || mode > ChallengeFlyweight.COMMIT_AUTO ||
+            (mode != ChallengeFlyweight.COMMIT_AUTO && mode != commit))
         {
-            throw new HandshakeException(MALFORMED, "CHALLENGE.reserved=" + challenge.reserved() + " must be 0");
+            throw new HandshakeException(OUT_OF_RANGE, "CHALLENGE.commit=0x" + Integer.toHexString(commit) +
+                " must be 0 (counter), 1 (imm) or 2 (auto, +0x100 when its device asks for imm)");
         }
     }
 
@@ -161,10 +167,7 @@ public final class HandshakeValidator
     public static void validateConnect(final ConnectFlyweight connect, final int termLength,
         final QpInfoCodec.QpInfo scratch) throws HandshakeException
     {
-        if (0 != connect.reserved())
-        {
-            throw new HandshakeException(MALFORMED, "CONNECT.reserved fields must be 0");
-        }
+        validateCommit(connect.commit(), connect.receiveCredits());
         final long ringLength = connect.ringLength();
         final long expectedRing = (long)PARTITION_COUNT * termLength;
         if (ringLength != expectedRing)
@@ -236,6 +239,35 @@ public final class HandshakeValidator
         {
             throw new HandshakeException(OUT_OF_RANGE,
                 "ACCEPT.logAddress/logLength/logRkey must be 0 when no catch-up is granted");
+        }
+    }
+
+    /**
+     * Check CONNECT's agreed commit mode and receive credits: counter with no credits, or imm with 1..
+     * {@link #MAX_RECEIVE_CREDITS} (the RECVs the subscriber keeps posted).
+     */
+    static void validateCommit(final int commit, final int credits) throws HandshakeException
+    {
+        if (ChallengeFlyweight.COMMIT_COUNTER == commit)
+        {
+            if (0 != credits)
+            {
+                throw new HandshakeException(OUT_OF_RANGE, "CONNECT.receiveCredits=" + credits +
+                    " must be 0 with commit=counter");
+            }
+        }
+        else if (ChallengeFlyweight.COMMIT_IMM == commit)
+        {
+            if (credits < 1 || credits > MAX_RECEIVE_CREDITS)
+            {
+                throw new HandshakeException(OUT_OF_RANGE, "CONNECT.receiveCredits=" + credits +
+                    " must be in [1, " + MAX_RECEIVE_CREDITS + "] with commit=imm");
+            }
+        }
+        else
+        {
+            throw new HandshakeException(OUT_OF_RANGE, "CONNECT.commit=" + commit +
+                " must be 0 (counter) or 1 (imm)");
         }
     }
 

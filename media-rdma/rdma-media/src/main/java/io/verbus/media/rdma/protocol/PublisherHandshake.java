@@ -10,8 +10,16 @@ package io.verbus.media.rdma.protocol;
 public final class PublisherHandshake
 {
     /** What the publication tells a subscriber about its log. */
-    public record Shape(int sessionId, int streamId, int initialTermId, int termLength, int mtuLength, int providerId)
+    public record Shape(int sessionId, int streamId, int initialTermId, int termLength, int mtuLength, int providerId,
+        int commitWord)
     {
+        /** A counter-mode publication (the CHALLENGE's commit word 0, as before commit modes). */
+        public Shape(final int sessionId, final int streamId, final int initialTermId, final int termLength,
+            final int mtuLength, final int providerId)
+        {
+            this(sessionId, streamId, initialTermId, termLength, mtuLength, providerId,
+                ChallengeFlyweight.COMMIT_COUNTER);
+        }
     }
 
     /**
@@ -20,7 +28,8 @@ public final class PublisherHandshake
      */
     public record SubscriberOffer(
         long ringAddress, long ringLength, int ringRkey, long counterAddress, int counterRkey,
-        QpInfoCodec.QpInfo qp, boolean hasGroupTag, long groupTag, String peer, long catchUpRequest)
+        QpInfoCodec.QpInfo qp, boolean hasGroupTag, long groupTag, String peer, int commit, int receiveCredits,
+        long catchUpRequest)
     {
     }
 
@@ -85,6 +94,7 @@ public final class PublisherHandshake
                 .termLength(shape.termLength())
                 .mtuLength(shape.mtuLength())
                 .providerId(shape.providerId())
+                .commit(shape.commitWord())
                 .serverNonce(steps.serverNonce);
             steps.signAndSend(transport, HandshakeHeader.CHALLENGE_TYPE);
 
@@ -92,11 +102,18 @@ public final class PublisherHandshake
             final ConnectFlyweight connect = steps.connect.wrap(steps.in, 0);
             final QpInfoCodec.QpInfo subscriberQp = new QpInfoCodec.QpInfo();
             HandshakeValidator.validateConnect(connect, shape.termLength(), subscriberQp);
+            final int ownCommit = shape.commitWord() & ~ChallengeFlyweight.COMMIT_AUTO_PREFERS_IMM_FLAG;
+            if (ChallengeFlyweight.COMMIT_AUTO != ownCommit && connect.commit() != ownCommit)
+            {
+                throw new HandshakeException(HandshakeException.Reason.COMMIT_MISMATCH, "the subscriber agreed to " +
+                    "commit=" + ChallengeFlyweight.commitName(connect.commit()) + " but this publication requires " +
+                    "commit=" + ChallengeFlyweight.commitName(ownCommit));
+            }
 
             admission = resources.admit(new SubscriberOffer(
                 connect.ringAddress(), connect.ringLength(), connect.ringRkey(), connect.counterAddress(),
-                connect.counterRkey(), subscriberQp, hasGroupTag, groupTag, transport.peer(),
-                connect.catchUpPosition()));
+                connect.counterRkey(), subscriberQp, hasGroupTag, groupTag, transport.peer(), connect.commit(),
+                connect.receiveCredits(), connect.catchUpPosition()));
 
             steps.accept.wrap(steps.out, 0).writeHeader()
                 .statusAddress(admission.statusAddress())

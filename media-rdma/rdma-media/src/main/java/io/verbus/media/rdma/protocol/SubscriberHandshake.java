@@ -9,14 +9,21 @@ public final class SubscriberHandshake
 {
     /** The publication's log, as the CHALLENGE announced it. */
     public record PublicationInfo(int sessionId, int streamId, int initialTermId, int termLength, int mtuLength,
-        int providerId)
+        int providerId, int commitWord)
     {
     }
 
     /** What the subscriber registered: its ring, its position block and its QP. */
     public record LocalOffer(long ringAddress, long ringLength, int ringRkey, long counterAddress, int counterRkey,
-        QpInfoCodec.QpInfo qp, Object attachment)
+        QpInfoCodec.QpInfo qp, Object attachment, int commit, int receiveCredits)
     {
+        /** A counter-mode offer (no RECVs posted). */
+        public LocalOffer(final long ringAddress, final long ringLength, final int ringRkey, final long counterAddress,
+            final int counterRkey, final QpInfoCodec.QpInfo qp, final Object attachment)
+        {
+            this(ringAddress, ringLength, ringRkey, counterAddress, counterRkey, qp, attachment,
+                ChallengeFlyweight.COMMIT_COUNTER, 0);
+        }
     }
 
     /**
@@ -104,7 +111,8 @@ public final class SubscriberHandshake
             steps.verify(HandshakeHeader.CHALLENGE_TYPE); // the proof covers the server nonce just read
             HandshakeValidator.validateChallenge(challenge, streamId, requiredProviderId);
             final PublicationInfo publication = new PublicationInfo(challenge.sessionId(), challenge.streamId(),
-                challenge.initialTermId(), challenge.termLength(), challenge.mtuLength(), challenge.providerId());
+                challenge.initialTermId(), challenge.termLength(), challenge.mtuLength(), challenge.providerId(),
+                challenge.commit());
 
             offer = resources.prepare(publication);
             steps.connect.wrap(steps.out, 0).writeHeader()
@@ -114,6 +122,8 @@ public final class SubscriberHandshake
                 .counterAddress(offer.counterAddress())
                 .counterLength(SlotLayout.BLOCK_LENGTH)
                 .counterRkey(offer.counterRkey())
+                .commit(offer.commit())
+                .receiveCredits(offer.receiveCredits())
                 .qpInfo(offer.qp())
                 .catchUpPosition(catchUpRequest);
             steps.signAndSend(transport, HandshakeHeader.CONNECT_TYPE);

@@ -55,7 +55,7 @@ final class HandshakeFixtures
     }
 
     /** Subscriber resources that count what they register. */
-    static final class CountingSubscriberResources implements SubscriberHandshake.Resources
+    static class CountingSubscriberResources implements SubscriberHandshake.Resources
     {
         final AtomicInteger prepared = new AtomicInteger();
         final AtomicInteger connected = new AtomicInteger();

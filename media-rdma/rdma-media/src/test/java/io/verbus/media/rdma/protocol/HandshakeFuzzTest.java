@@ -114,6 +114,9 @@ class HandshakeFuzzTest
             assertTrue(qp.pathMtu >= 256 && qp.pathMtu <= 4096 && Integer.bitCount(qp.pathMtu) == 1);
             assertTrue(qp.maxInline >= 0 && qp.maxInline <= 1024);
             assertTrue(qp.addressLength >= 0 && qp.addressLength <= 64);
+            assertTrue(offer.commit() == 0 && offer.receiveCredits() == 0 ||
+                offer.commit() == 1 && offer.receiveCredits() >= 1 && offer.receiveCredits() <= 16384,
+                "commit " + offer.commit() + " credits " + offer.receiveCredits());
             final long catchUp = offer.catchUpRequest();
             assertTrue(ConnectFlyweight.CATCH_UP_NONE == catchUp || ConnectFlyweight.CATCH_UP_TERM_START == catchUp ||
                 (catchUp >= 0 && (catchUp & 31) == 0), "catch-up request " + catchUp);
@@ -248,7 +251,17 @@ class HandshakeFuzzTest
                     buffer.putInt(ConnectFlyweight.QP_INFO_OFFSET + QpInfoCodec.ADDRESS_LENGTH_OFFSET,
                         random.nextBoolean() ? -1 : 65 + random.nextInt(1000), LITTLE_ENDIAN);
                 }
-                case 12 -> buffer.putInt(ConnectFlyweight.RESERVED_OFFSET, 1 + random.nextInt(100), LITTLE_ENDIAN);
+                case 12 ->
+                {
+                    // commit modes: an unknown mode, credits with counter, or imm with no or too many credits
+                    switch (random.nextInt(3))
+                    {
+                        case 0 -> connect.commit(2 + random.nextInt(100));
+                        case 1 -> connect.commit(0).receiveCredits(1 + random.nextInt(100));
+                        default -> connect.commit(1)
+                            .receiveCredits(random.nextBoolean() ? 0 : 16385 + random.nextInt(9));
+                    }
+                }
                 default ->
                 {
                     qp.lid = 0x10000 + random.nextInt(1000);

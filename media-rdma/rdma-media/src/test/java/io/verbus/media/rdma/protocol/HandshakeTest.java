@@ -89,6 +89,73 @@ class HandshakeTest
         assertEquals(0, publisherResources.released.get());
     }
 
+    /** Subscriber resources that offer the given commit mode and receive credits. */
+    private static final class CommitOfferingResources extends HandshakeFixtures.CountingSubscriberResources
+    {
+        private final int commit;
+        private final int credits;
+        volatile SubscriberHandshake.PublicationInfo publication;
+
+        CommitOfferingResources(final int commit, final int credits)
+        {
+            this.commit = commit;
+            this.credits = credits;
+        }
+
+        public SubscriberHandshake.LocalOffer prepare(final SubscriberHandshake.PublicationInfo publication)
+        {
+            this.publication = publication;
+            final SubscriberHandshake.LocalOffer offer = super.prepare(publication);
+            return new SubscriberHandshake.LocalOffer(offer.ringAddress(), offer.ringLength(), offer.ringRkey(),
+                offer.counterAddress(), offer.counterRkey(), offer.qp(), offer.attachment(), commit, credits);
+        }
+    }
+
+    private static PublisherHandshake.Shape shape(final int commitWord)
+    {
+        return new PublisherHandshake.Shape(SHAPE.sessionId(), SHAPE.streamId(), SHAPE.initialTermId(),
+            SHAPE.termLength(), SHAPE.mtuLength(), SHAPE.providerId(), commitWord);
+    }
+
+    @Test
+    void shouldCarryTheCommitModeAndTheReceiveCredits() throws Exception
+    {
+        final var publisherResources = new HandshakeFixtures.CountingPublisherResources();
+        final var subscriberResources = new CommitOfferingResources(ChallengeFlyweight.COMMIT_IMM, 512);
+        final int word = ChallengeFlyweight.COMMIT_AUTO | ChallengeFlyweight.COMMIT_AUTO_PREFERS_IMM_FLAG;
+        final Outcome outcome = runBoth(
+            new PublisherHandshake(new HandshakeAuthenticator(SECRET), shape(word), 2000), publisherResources,
+            new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID, 0, false, 0, 2000),
+            subscriberResources);
+
+        assertInstanceOf(PublisherHandshake.Admission.class, outcome.publisher());
+        assertInstanceOf(SubscriberHandshake.Result.class, outcome.subscriber());
+        assertEquals(word, subscriberResources.publication.commitWord());
+        assertEquals(ChallengeFlyweight.COMMIT_IMM, publisherResources.lastOffer.commit());
+        assertEquals(512, publisherResources.lastOffer.receiveCredits());
+    }
+
+    @Test
+    void shouldRefuseASubscriberThatAgreedToAnotherCommitModeThanThePublicationRequires() throws Exception
+    {
+        final var publisherResources = new HandshakeFixtures.CountingPublisherResources();
+        final var subscriberResources = new CommitOfferingResources(ChallengeFlyweight.COMMIT_COUNTER, 0);
+        final Outcome outcome = runBoth(
+            new PublisherHandshake(new HandshakeAuthenticator(SECRET), shape(ChallengeFlyweight.COMMIT_IMM), 2000),
+            publisherResources,
+            new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID, 0, false, 0, 2000),
+            subscriberResources);
+
+        final var publisherFailure = assertInstanceOf(HandshakeException.class, outcome.publisher());
+        assertEquals(HandshakeException.Reason.COMMIT_MISMATCH, publisherFailure.reason());
+        assertEquals("the subscriber agreed to commit=counter but this publication requires commit=imm",
+            publisherFailure.detail());
+        final var subscriberFailure = assertInstanceOf(HandshakeException.class, outcome.subscriber());
+        assertTrue(subscriberFailure.getMessage().contains("COMMIT_MISMATCH"), subscriberFailure.getMessage());
+        assertEquals(0, publisherResources.admitted.get(), "nothing registered for it");
+        assertEquals(0, subscriberResources.live(), "the subscriber released what it prepared");
+    }
+
     @Test
     void shouldRejectWrongSecretOnBothSidesWithNothingRegistered() throws Exception
     {

@@ -1,0 +1,26 @@
+package io.verbus.media.rdma;
+
+import io.verbus.media.ImageBound;
+
+/**
+ * The image bound of one connection as the receiver agent sees it: besides what the image asks ({@link ImageBound}),
+ * the last accepted bound, the counters, and why the image closed itself. Each commit mode has its own:
+ * {@link PositionBlockBound} (counter) and {@link ImmediateBound} (imm).
+ */
+interface ConnectionBound extends ImageBound
+{
+    /** @return the last accepted bound (any thread). */
+    long bound();
+
+    /** @return position blocks read half-written by the polling thread (any thread). */
+    long tornReads();
+
+    /** @return immediates reaped (commit=imm), 0 otherwise (any thread). */
+    default long immediates()
+    {
+        return 0;
+    }
+
+    /** @return why the image closed itself (corrupt frame or invalid position), or null (any thread). */
+    String corruptReason();
+}

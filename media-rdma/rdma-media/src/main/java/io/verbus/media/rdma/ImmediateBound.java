@@ -1,0 +1,178 @@
+package io.verbus.media.rdma;
+
+import io.aeron.logbuffer.FrameDescriptor;
+import io.verbus.fabric.CompletionQueue;
+import io.verbus.fabric.PostResult;
+import io.verbus.fabric.QueuePair;
+import io.verbus.fabric.WorkCompletion;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The image's bound under {@code commit=imm}: a position counts only once the RDMA_WRITE_WITH_IMM that carried it has
+ * completed on this connection's receive CQ, which the responder produces only after every earlier WRITE of the QP is
+ * placed. So however the fabric orders the placement of WRITEs, every frame below the bound has landed.
+ * <p>
+ * The polling thread reaps the receive CQ itself inside {@code poll} (no thread in between, as with the position
+ * block of counter mode), rebuilds each position from its immediate ({@link ImmediateCommit#positionOf}), validates it
+ * (monotonic, frame-aligned, at most two terms ahead of the consumer), keeps it in memory the remote side cannot
+ * write, and posts the RECV again at once, so the publisher's credit ({@link ImmediateCommit}) comes back with the
+ * status WRITE that reports the consumption. An empty CQ costs one poll of the CQ.
+ * <p>
+ * Before the image is announced the receiver agent drives the same method for the connection's self-test (the first
+ * immediate, at the join position); once announced only the polling thread does. A failed receive completion (a
+ * flush after a QP error) is not reposted: the agent drops the connection on the QP's state.
+ */
+final class ImmediateBound implements ConnectionBound
+{
+    private static final VarHandle BOUND;
+    private static final VarHandle IMMEDIATES;
+
+    static
+    {
+        try
+        {
+            final MethodHandles.Lookup lookup = MethodHandles.lookup();
+            BOUND = lookup.findVarHandle(ImmediateBound.class, "bound", long.class);
+            IMMEDIATES = lookup.findVarHandle(ImmediateBound.class, "immediates", long.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
+    private final CompletionQueue receiveCq;
+    private final QueuePair qp;
+    private final long receiveAddress;
+    private final int receiveLkey;
+    private final long maxAheadOfConsumer;
+    private final PositionBlockBound positionBlock;
+    private final WorkCompletion[] completions = WorkCompletion.newArray(16);
+
+    @SuppressWarnings("unused") private long bound;
+    @SuppressWarnings("unused") private long immediates;
+    private long receivesPosted;
+    private String invalidReason;
+    private volatile String corruptReason;
+
+    /**
+     * @param receiveCq      the QP's receive CQ, reaped only here.
+     * @param qp             the QP whose receive queue this keeps posted.
+     * @param receiveAddress a LOCAL_WRITE address RECVs name (a WRITE_WITH_IMM scatters nothing into it).
+     * @param receiveLkey    its region's lkey.
+     * @param positionBlock  the counter-mode reader of the same position block, asked only for the end of stream.
+     * @param termLength     of the log.
+     * @param joinPosition   the bound until the first immediate.
+     */
+    ImmediateBound(
+        final CompletionQueue receiveCq,
+        final QueuePair qp,
+        final long receiveAddress,
+        final int receiveLkey,
+        final PositionBlockBound positionBlock,
+        final int termLength,
+        final long joinPosition)
+    {
+        this.receiveCq = receiveCq;
+        this.qp = qp;
+        this.receiveAddress = receiveAddress;
+        this.receiveLkey = receiveLkey;
+        this.positionBlock = positionBlock;
+        this.maxAheadOfConsumer = 2L * termLength;
+        BOUND.setRelease(this, joinPosition);
+    }
+
+    /**
+     * Post the connection's RECVs (control thread, after the QP left RESET and before the publisher is told READY).
+     *
+     * @param count RECVs to post.
+     * @return true when all were posted.
+     */
+    boolean postReceives(final int count)
+    {
+        for (int i = 0; i < count; i++)
+        {
+            if (PostResult.OK != qp.postReceive(++receivesPosted, receiveAddress, 0, receiveLkey))
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    public long acquire(final long consumerPosition)
+    {
+        final long current = (long)BOUND.getOpaque(this);
+        final int count = receiveCq.poll(completions, completions.length);
+        if (0 == count)
+        {
+            return current;
+        }
+        long accepted = current;
+        int reaped = 0;
+        for (int i = 0; i < count; i++)
+        {
+            final WorkCompletion completion = completions[i];
+            if (!completion.isSuccess() || !completion.hasImmediate())
+            {
+                continue; // flushed by a QP error: the agent drops the connection on the QP's state
+            }
+            reaped++;
+            qp.postReceive(++receivesPosted, receiveAddress, 0, receiveLkey);
+            final long position = ImmediateCommit.positionOf(completion.immediateData(), accepted);
+            if (position - consumerPosition > maxAheadOfConsumer ||
+                0 != (position & (FrameDescriptor.FRAME_ALIGNMENT - 1)))
+            {
+                invalidReason = "immediate " + completion.immediateData() + " names position " + position +
+                    " (bound " + accepted + ", consumed " + consumerPosition + "): backwards or more than two " +
+                    "terms ahead";
+                corruptReason = invalidReason;
+                return INVALID;
+            }
+            accepted = position;
+        }
+        IMMEDIATES.setOpaque(this, (long)IMMEDIATES.getOpaque(this) + reaped);
+        if (accepted != current)
+        {
+            BOUND.setRelease(this, accepted);
+        }
+        return accepted;
+    }
+
+    public String invalidReason()
+    {
+        return invalidReason;
+    }
+
+    public void onImageCorrupt(final String reason)
+    {
+        corruptReason = reason;
+    }
+
+    public long endOfStreamPosition()
+    {
+        return positionBlock.endOfStreamPosition();
+    }
+
+    public long bound()
+    {
+        return (long)BOUND.getAcquire(this);
+    }
+
+    public long tornReads()
+    {
+        return 0;
+    }
+
+    public long immediates()
+    {
+        return (long)IMMEDIATES.getOpaque(this);
+    }
+
+    public String corruptReason()
+    {
+        return corruptReason;
+    }
+}
