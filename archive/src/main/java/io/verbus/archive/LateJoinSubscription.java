@@ -50,6 +50,12 @@ public final class LateJoinSubscription implements Subscription
     /** Its value. */
     public static final String JOIN_ARCHIVE = "archive";
 
+    /** {@code join=recent}: the rdma media catches up by RDMA READ of the publisher's log; passed through as is. */
+    public static final String JOIN_RECENT = "recent";
+
+    /** {@code join=live}: the default, passed through as is. */
+    public static final String JOIN_LIVE = "live";
+
     /** Channel key: the stream position to start from (default: the start of the session's recordings). */
     public static final String JOIN_POSITION_KEY = "join-position";
 
@@ -152,7 +158,8 @@ public final class LateJoinSubscription implements Subscription
      * Adds a subscription, late-joining when the channel says {@code join=archive}: e.g.
      * {@code rdma:endpoint=10.0.0.1:40123|join=archive|join-position=0}. The join keys ({@value #JOIN_KEY},
      * {@value #JOIN_POSITION_KEY}, {@value #JOIN_SESSION_KEY}) are taken off the channel the live subscription
-     * uses. Without {@code join=archive} this is {@code verbus.addSubscription(channel, streamId)}.
+     * uses. Without {@code join=archive} (none, {@code join=live} or the rdma media's {@code join=recent}) this is
+     * {@code verbus.addSubscription(channel, streamId)}.
      *
      * @param verbus     for the live subscription.
      * @param connection to the archive holding the stream's recordings.
@@ -165,14 +172,16 @@ public final class LateJoinSubscription implements Subscription
     {
         final ChannelUri uri = ChannelUri.parse(channel);
         final String join = uri.get(JOIN_KEY);
-        if (null == join)
+        if (null == join || JOIN_RECENT.equals(join) || JOIN_LIVE.equals(join))
         {
+            // live, or the rdma media's own catch-up by RDMA READ of the publisher's log: not the archive's business
             return verbus.addSubscription(channel, streamId);
         }
         if (!JOIN_ARCHIVE.equals(join))
         {
-            throw new IllegalArgumentException(JOIN_KEY + "=" + join + " in channel '" + channel + "': the only join " +
-                "is '" + JOIN_ARCHIVE + "'");
+            throw new IllegalArgumentException(JOIN_KEY + "=" + join + " in channel '" + channel +
+                "': the joins are '" + JOIN_ARCHIVE + "' (here), '" + JOIN_RECENT + "' and '" + JOIN_LIVE +
+                "' (rdma: channels)");
         }
         final StringBuilder liveChannel = new StringBuilder(uri.scheme());
         char separator = ':';

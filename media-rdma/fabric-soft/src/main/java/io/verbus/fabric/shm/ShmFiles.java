@@ -7,12 +7,13 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardOpenOption;
-import java.util.Comparator;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * File plumbing of the shm provider: mapping shared files, finding the file behind a registered segment,
@@ -263,31 +264,50 @@ final class ShmFiles
     }
 
     /**
-     * Delete a directory and what is in it; best effort.
+     * Delete a directory and what is in it; best effort. Another shm device of this process (two Verbus instances
+     * in one JVM) may be deleting the same tree at the same time, so an entry that vanishes during the walk is
+     * skipped, as is one that cannot be deleted (a peer may still hold it open).
      */
     static void deleteRecursively(final Path directory)
     {
-        if (!Files.exists(directory))
+        try
         {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(directory))
-        {
-            paths.sorted(Comparator.reverseOrder()).forEach(path ->
+            Files.walkFileTree(directory, new SimpleFileVisitor<>()
             {
-                try
+                public FileVisitResult visitFile(final Path file, final BasicFileAttributes attributes)
                 {
-                    Files.deleteIfExists(path);
+                    deleteQuietly(file);
+                    return FileVisitResult.CONTINUE;
                 }
-                catch (final IOException ignore)
+
+                public FileVisitResult visitFileFailed(final Path file, final IOException ex)
                 {
-                    // best effort: a peer may still hold it open
+                    // gone since its directory was listed (NoSuchFileException), or unreadable: nothing to do
+                    return FileVisitResult.CONTINUE;
+                }
+
+                public FileVisitResult postVisitDirectory(final Path dir, final IOException ex)
+                {
+                    deleteQuietly(dir);
+                    return FileVisitResult.CONTINUE;
                 }
             });
         }
         catch (final IOException ignore)
         {
-            // best effort
+            // best effort; the visitor swallows per-entry failures, so this is the walk itself failing
+        }
+    }
+
+    private static void deleteQuietly(final Path path)
+    {
+        try
+        {
+            Files.deleteIfExists(path);
+        }
+        catch (final IOException ignore)
+        {
+            // best effort: a peer may still hold it open, or another walker left a file in it for a moment
         }
     }
 }

@@ -25,6 +25,7 @@ final class ImageConnection extends RcLink
     final int streamId;
     final int initialTermId;
     final int termLength;
+    /** Where the live WRITEs start: the publisher's position when it admitted this subscriber. */
     final long joinPosition;
     final FabricEndpoint endpoint;
     final MemorySegment ring;
@@ -45,6 +46,11 @@ final class ImageConnection extends RcLink
 
     /** The publisher's MTU from its CHALLENGE (validated there); set before the hand-over to the receiver. */
     int mtuLength;
+    /**
+     * Where the image starts: the join position, or below it once a catch-up by READ filled the ring from there; set
+     * before the hand-over to the receiver.
+     */
+    long startPosition;
 
     // owner-only
     ReadablePosition subscriberPosition;
@@ -91,6 +97,7 @@ final class ImageConnection extends RcLink
         this.initialTermId = initialTermId;
         this.termLength = termLength;
         this.joinPosition = joinPosition;
+        this.startPosition = joinPosition;
         this.endpoint = endpoint;
         this.ring = ring;
         this.ringRegion = ringRegion;

@@ -11,6 +11,7 @@ import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
 import io.verbus.media.rdma.protocol.HandshakeException;
 import io.verbus.media.rdma.protocol.PrefixedTransport;
 import io.verbus.media.rdma.protocol.PublisherHandshake;
+import io.verbus.media.rdma.protocol.QpInfoCodec;
 import io.verbus.media.rdma.protocol.SlotLayout;
 import io.verbus.media.rdma.protocol.SocketMessageTransport;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
@@ -261,6 +262,7 @@ final class PublisherControl implements AutoCloseable
                 statusRegion, slot, sourceRegion, offer.ringAddress(), offer.ringRkey(), offer.counterAddress(),
                 offer.counterRkey(), offer.hasGroupTag(), offer.groupTag(), inlineLimit, immediateCommit, counters,
                 transport);
+            connection.catchUpRequest = offer.catchUpRequest();
             if (!newConnections.offer(connection))
             {
                 final SubscriberConnection refused = connection;
@@ -281,9 +283,19 @@ final class PublisherControl implements AutoCloseable
                 }
                 ControlThreads.sleep(JOIN_WAIT_SLEEP_MS);
             }
+            final QpInfoCodec.QpInfo qpInfo = FabricEndpoint.toQpInfo(qp.localConnectionInfo(), qp.maxInlineData());
+            final MemoryRegion logRegion = connection.catchUpPosition < connection.joinPosition ?
+                registerLogForRead(connection) : null;
+            if (null != logRegion)
+            {
+                return new PublisherHandshake.Admission(statusRegion.address(), statusRegion.rkey(),
+                    connection.joinPosition, qpInfo, connection, connection.catchUpPosition,
+                    connection.oldestPosition, logRegion.address(), logRegion.length(), logRegion.rkey());
+            }
+            // No catch-up (asked for none, or nothing the log still holds, or no READ grant): live from the join.
+            final long oldest = connection.catchUpPosition < connection.joinPosition ? -1 : connection.oldestPosition;
             return new PublisherHandshake.Admission(statusRegion.address(), statusRegion.rkey(),
-                connection.joinPosition, FabricEndpoint.toQpInfo(qp.localConnectionInfo(), qp.maxInlineData()),
-                connection);
+                connection.joinPosition, qpInfo, connection, connection.joinPosition, oldest, 0, 0, 0);
         }
         catch (final HandshakeException ex)
         {
@@ -315,6 +327,32 @@ final class PublisherControl implements AutoCloseable
         }
     }
 
+    /**
+     * Least privilege for a granted catch-up: READ only, only the three term partitions (not the metadata), only for
+     * this authenticated subscriber, deregistered (its rkey revoked) when it disconnects.
+     *
+     * @return the registration, or null when the provider cannot give remote access to this log (the shm provider
+     * needs a file peers can map: a log unlinked by an embedded driver is none), said in a WARNING line.
+     */
+    private MemoryRegion registerLogForRead(final SubscriberConnection connection)
+    {
+        final MemorySegment terms = log.logBuffers().segment().asSlice(0, 3L * log.termLength());
+        try
+        {
+            final MemoryRegion logRegion = resources.register(endpoint, terms, AccessFlags.REMOTE_READ);
+            connection.logReadRegion = logRegion;
+            return logRegion;
+        }
+        catch (final RuntimeException ex)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "rdma publication " + name + ": subscriber " + connection.name +
+                " asked to catch up from " + connection.catchUpPosition + " but the log cannot be registered for " +
+                "RDMA READ over " + endpoint.providerName() + " (" + ex.getMessage() + "); it joins live at " +
+                connection.joinPosition);
+            return null;
+        }
+    }
+
     private void awaitRetiredThenFree(final SubscriberConnection connection)
     {
         if (!ControlThreads.await(() -> connection.retired, ControlThreads.RETIRE_WAIT_MS))
@@ -324,8 +362,14 @@ final class PublisherControl implements AutoCloseable
         }
         LOGGER.log(System.Logger.Level.INFO, "rdma publication " + name + ": subscriber " + connection.name +
             " disconnected: " + connection.closeReason);
+        // The QP goes first (no READ can start after it), then the log's READ registration: its rkey is revoked.
         freeParts(connection.statusSlotIndex, connection.statusRegion, connection.sourceRegion, connection.cq,
             connection.qp, connection.counters);
+        if (null != connection.logReadRegion)
+        {
+            resources.free(null, null, connection.logReadRegion);
+            connection.logReadRegion = null;
+        }
     }
 
     private void freeParts(

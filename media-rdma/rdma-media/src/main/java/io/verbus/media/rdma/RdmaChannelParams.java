@@ -53,12 +53,21 @@ public final class RdmaChannelParams
      * both ends must agree (the handshake refuses two different explicit modes).
      */
     public static final String COMMIT_KEY = "commit";
+    /**
+     * On a subscription, {@code join=recent}: catch up by RDMA READ of what the publisher's log still holds, from
+     * {@code join-position} (default: the start of the live position's term), then continue live with no gap and no
+     * duplicate; {@code join=live} (the default) starts at the live position. ({@code join=archive} is the archive
+     * module's and never reaches the media.)
+     */
+    public static final String JOIN_KEY = "join";
+    /** With {@code join=recent}: the stream position (a frame boundary, a multiple of 32) to catch up from. */
+    public static final String JOIN_POSITION_KEY = "join-position";
 
     /** Every key an {@code rdma:} channel accepts; the media factory hands this set to the URI validator. */
     public static final Set<String> SUPPORTED_KEYS = Set.of(
         ENDPOINT_KEY, PROVIDER_KEY, TERM_LENGTH_KEY, MTU_KEY, WINDOW_KEY, FLOW_CONTROL_KEY, GROUP_TAG_KEY,
         INLINE_KEY, SIGNAL_EVERY_KEY, QUEUE_DEPTH_KEY, HEARTBEAT_KEY, TIMEOUT_KEY, SECRET_FILE_KEY, SECRET_KEY,
-        SESSION_ID_KEY, COMMIT_KEY);
+        SESSION_ID_KEY, COMMIT_KEY, JOIN_KEY, JOIN_POSITION_KEY);
 
     /** The keys only this media reads: {@link #SUPPORTED_KEYS} less bus-core's {@link ChannelUri#COMMON_KEYS}. */
     public static final Set<String> MEDIA_KEYS = mediaKeys();
@@ -117,6 +126,8 @@ public final class RdmaChannelParams
     private final boolean sessionIdSet;
     private final int sessionId;
     private final CommitMode commitMode;
+    private final boolean joinRecent;
+    private final long joinPosition;
 
     private RdmaChannelParams(final ChannelUri uri)
     {
@@ -190,6 +201,43 @@ public final class RdmaChannelParams
         }
         secretRequired = null != secret && "required".equals(secret.trim());
         commitMode = parseEnum(COMMIT_KEY, uri.get(COMMIT_KEY), CommitMode.COUNTER, CommitMode.values());
+
+        final String join = uri.get(JOIN_KEY);
+        if (null != join && !"recent".equals(join.trim()) && !"live".equals(join.trim()))
+        {
+            throw new IllegalArgumentException("rdma channel: 'join' must be one of live|recent, got '" + join +
+                "' (join=archive needs the archive module's LateJoinSubscription)");
+        }
+        joinRecent = null != join && "recent".equals(join.trim());
+        if (uri.containsKey(JOIN_POSITION_KEY))
+        {
+            if (!joinRecent)
+            {
+                throw new IllegalArgumentException("rdma channel: 'join-position' needs join=recent");
+            }
+            joinPosition = parseLongIn(JOIN_POSITION_KEY, uri.get(JOIN_POSITION_KEY), 0, Long.MAX_VALUE);
+            if (0 != (joinPosition & 31))
+            {
+                throw new IllegalArgumentException("rdma channel: 'join-position' must be a frame boundary " +
+                    "(a multiple of 32), got " + joinPosition);
+            }
+        }
+        else
+        {
+            joinPosition = -1;
+        }
+    }
+
+    /** @return true for {@code join=recent}: catch up by RDMA READ of the publisher's log before going live. */
+    public boolean isJoinRecent()
+    {
+        return joinRecent;
+    }
+
+    /** @return the {@code join-position}, or -1 for the start of the live position's term. */
+    public long joinPosition()
+    {
+        return joinPosition;
     }
 
     /**

@@ -37,8 +37,14 @@ public final class RdmaCounters
      * data goes with the next chain once the subscriber's status reports it reaped earlier immediates.
      */
     public static final int RECEIVE_CREDIT_STALLS_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 13;
+    /** A {@code join=recent} subscription: bytes caught up by RDMA READ of the publisher's log, all connections. */
+    public static final int CATCH_UP_BYTES_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 14;
+    /** A {@code join=recent} subscription: how long its last catch-up took, nanoseconds. */
+    public static final int CATCH_UP_TIME_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 15;
+    /** A {@code join=recent} subscription: bytes asked for that the publisher's log no longer held (gaps). */
+    public static final int CATCH_UP_GAP_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 16;
     /** The last type id the media allocates. */
-    public static final int LAST_TYPE_ID = RECEIVE_CREDIT_STALLS_TYPE_ID;
+    public static final int LAST_TYPE_ID = CATCH_UP_GAP_TYPE_ID;
 
     private RdmaCounters()
     {
@@ -126,6 +132,55 @@ public final class RdmaCounters
      * The per-connection counters: bytes and WRs posted, inline and signaled WRs, completion errors, QP state,
      * and subscriber lag.
      */
+    /** A subscription's catch-up counters (control thread); none allocated for a subscription without one. */
+    static final class CatchUp
+    {
+        private final CountersManager manager;
+        private final AtomicCounter bytes;
+        private final AtomicCounter timeNs;
+        private final AtomicCounter gapBytes;
+        private volatile long bytesTotal;
+        private volatile long gapTotal;
+
+        CatchUp(final CountersManager manager, final String name)
+        {
+            this.manager = manager;
+            bytes = allocate(manager, CATCH_UP_BYTES_TYPE_ID, "rdma catch-up bytes: " + name);
+            timeNs = allocate(manager, CATCH_UP_TIME_TYPE_ID, "rdma catch-up last ns: " + name);
+            gapBytes = allocate(manager, CATCH_UP_GAP_TYPE_ID, "rdma catch-up gap bytes: " + name);
+        }
+
+        void onCatchUp(final long readBytes, final long elapsedNs)
+        {
+            bytesTotal += readBytes;
+            set(bytes, bytesTotal);
+            set(timeNs, elapsedNs);
+        }
+
+        void onGap(final long length)
+        {
+            gapTotal += length;
+            set(gapBytes, gapTotal);
+        }
+
+        long bytes()
+        {
+            return bytesTotal;
+        }
+
+        long gapBytes()
+        {
+            return gapTotal;
+        }
+
+        void close()
+        {
+            free(manager, bytes);
+            free(manager, timeNs);
+            free(manager, gapBytes);
+        }
+    }
+
     public static final class Connection
     {
         public final AtomicCounter bytesPosted;

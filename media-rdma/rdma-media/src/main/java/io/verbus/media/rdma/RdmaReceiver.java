@@ -113,6 +113,18 @@ public final class RdmaReceiver implements MediaReceiver
         return control.rejectedHandshakes();
     }
 
+    /** @return bytes caught up by RDMA READ of the publisher's log ({@code join=recent}) since start. */
+    public long catchUpBytes()
+    {
+        return control.catchUpBytes();
+    }
+
+    /** @return bytes a {@code join-position} asked for that the publisher's log no longer held. */
+    public long catchUpGapBytes()
+    {
+        return control.catchUpGapBytes();
+    }
+
     /** @return connections established since start. */
     public long connectionsMade()
     {
@@ -173,7 +185,7 @@ public final class RdmaReceiver implements MediaReceiver
         {
             connection.subscriberPosition = images.onImageAvailable(new ImageDescriptor(
                 connection.imageId, connection.sessionId, connection.streamId, connection.initialTermId,
-                connection.termLength, connection.joinPosition, connection.termBuffers, connection.bound,
+                connection.termLength, connection.startPosition, connection.termBuffers, connection.bound,
                 connection.sourceIdentity, connection.mtuLength));
             connection.announced = true;
         }

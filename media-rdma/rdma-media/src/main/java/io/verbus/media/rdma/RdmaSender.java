@@ -11,6 +11,7 @@ import io.verbus.fabric.WorkRequestBatch;
 import io.verbus.media.MediaContext;
 import io.verbus.media.MediaSender;
 import io.verbus.media.PublicationLog;
+import io.verbus.media.rdma.protocol.ConnectFlyweight;
 import io.verbus.media.rdma.protocol.SlotLayout;
 import org.agrona.BitUtil;
 import org.agrona.ErrorHandler;
@@ -288,14 +289,45 @@ public final class RdmaSender implements MediaSender
             // A late joiner starts at the current committed position; it counts in flow control at once.
             scan();
             connection.sentPosition = scanPosition;
-            connection.consumedPosition = scanPosition;
+            grantCatchUp(connection, scanPosition);
+            // A catching-up subscriber counts from where its catch-up starts: see updateLimit.
+            connection.consumedPosition = connection.catchUpPosition;
             connection.lastHeardNs = clock.nanoTime();
+            connection.catchUpHoldUntilNs = connection.lastHeardNs + params.timeoutNs();
             connection.lastPositionWriteNs = 0;
             connections = ArrayUtil.add(connections, connection);
             connection.joinPosition = scanPosition;
             work++;
         }
         return work;
+    }
+
+    /**
+     * Where a new subscriber's catch-up by RDMA READ may start. What the log still holds intact: the conductor zeroes
+     * it up to {@code publisherLimit - termLength}, so the oldest position is the larger of the clean position and
+     * the current limit less a term (this sender never lowers the limit), and at most a term before the join
+     * position (the subscriber's ring holds the catch-up and the live WRITEs after it). A request outside that
+     * starts live ({@code catchUpPosition == join}); the subscriber reports the gap.
+     */
+    private void grantCatchUp(final SubscriberConnection connection, final long join)
+    {
+        final long request = connection.catchUpRequest;
+        final long oldest = Math.max(Math.max(log.cleanPosition(), Math.max(lastLimit, join) - termLength),
+            Math.max(0, join - termLength));
+        final long oldestAligned = (oldest + FrameDescriptor.FRAME_ALIGNMENT - 1) &
+            ~(long)(FrameDescriptor.FRAME_ALIGNMENT - 1);
+        long start = join;
+        if (ConnectFlyweight.CATCH_UP_TERM_START == request)
+        {
+            final long termStart = join - (join & (termLength - 1));
+            start = termStart >= oldestAligned ? termStart : join;
+        }
+        else if (request >= 0 && request >= oldestAligned && request <= join)
+        {
+            start = request;
+        }
+        connection.oldestPosition = ConnectFlyweight.CATCH_UP_NONE == request ? -1 : Math.min(oldestAligned, join);
+        connection.catchUpPosition = start;
     }
 
     private int readStatus(final SubscriberConnection connection, final long nowNs)
@@ -482,7 +514,19 @@ public final class RdmaSender implements MediaSender
         // Never past what the conductor has zeroed: it runs on its own thread, and in direct mode the limit moves
         // on the writer's thread, so without this cap a fast writer laps a slow conductor (stale frames sent as
         // new, or fresh frames zeroed under the sender).
-        final long limit = Math.min(pace + windowLength, log.maxPublisherLimit());
+        long limit = Math.min(pace + windowLength, log.maxPublisherLimit());
+        for (final SubscriberConnection connection : connections)
+        {
+            // A subscriber still catching up may be READing the log from its catch-up start: the conductor zeroes up
+            // to limit - termLength, so the limit stays within a term of it, whatever the flow control, until its
+            // READY (sent once its READs completed). Then, so that fc=max does not drop it for the term it caught up,
+            // until it reports its join position or for at most the channel's timeout; then ordinary rules apply.
+            if (connection.consumedPosition < connection.joinPosition &&
+                (!connection.ready || cachedNowNs - connection.catchUpHoldUntilNs < 0))
+            {
+                limit = Math.min(limit, Math.max(lastLimit, connection.consumedPosition + termLength));
+            }
+        }
 
         if (RdmaChannelParams.FlowControl.MIN != params.flowControl())
         {

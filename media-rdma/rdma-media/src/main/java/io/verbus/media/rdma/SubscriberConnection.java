@@ -31,6 +31,14 @@ final class SubscriberConnection extends RcLink
     /** commit=imm: turns position-block WRITEs into WRITE_WITH_IMMs within the subscriber's RECVs; null: counter. */
     final ImmediateCommit immediateCommit;
 
+    /** What the subscriber asked to catch up from (CONNECT.catchUpPosition); set before the hand-over. */
+    long catchUpRequest = io.verbus.media.rdma.protocol.ConnectFlyweight.CATCH_UP_NONE;
+    /** Set by the sender before {@link #joinPosition}: where the catch-up starts (== join when none). */
+    long catchUpPosition = -1;
+    /** Set by the sender before {@link #joinPosition}: the oldest position the log held at admission. */
+    long oldestPosition = -1;
+    /** The READ-only registration of the log's terms for a granted catch-up (control thread only), or null. */
+    volatile io.verbus.fabric.MemoryRegion logReadRegion;
     volatile long joinPosition = -1;
     volatile boolean ready;
 
@@ -39,6 +47,8 @@ final class SubscriberConnection extends RcLink
     long consumedPosition;
     long lastStatusTimestamp;
     long lastPositionWriteNs;
+    /** Until when a catching-up subscriber that has not reached its join position holds the limit (see updateLimit). */
+    long catchUpHoldUntilNs;
 
     SubscriberConnection(
         final long id,

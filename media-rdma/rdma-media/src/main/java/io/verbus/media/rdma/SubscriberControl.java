@@ -6,6 +6,7 @@ import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.QueuePair;
 import io.verbus.media.MediaContext;
+import io.verbus.media.rdma.protocol.ConnectFlyweight;
 import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
 import io.verbus.media.rdma.protocol.HandshakeException;
 import io.verbus.media.rdma.protocol.HandshakeValidator;
@@ -55,6 +56,8 @@ final class SubscriberControl implements AutoCloseable
     private final ConnectFailureLog connectFailures;
     private final RateLimitedLog rejectionLog = new RateLimitedLog(LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
     private final RateLimitedLog failureLog = new RateLimitedLog(LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
+    private final CatchUpReader catchUpReader = new CatchUpReader();
+    private final RdmaCounters.CatchUp catchUpCounters;
     private FabricEndpoint endpoint;
     private BlockPool positionBlocks;
     private BlockPool sourceBlocks;
@@ -89,6 +92,7 @@ final class SubscriberControl implements AutoCloseable
             params.endpointHost() + ":" + params.endpointPort(), System::nanoTime);
         this.limits = SubscriberLimits.fromSystemProperties();
         rejections = new RejectedHandshakes(countersManager, name, () -> 0);
+        catchUpCounters = new RdmaCounters.CatchUp(params.isJoinRecent() ? countersManager : null, name);
         thread = Thread.ofPlatform().daemon().name("verbus-rdma-sub-" + streamId).unstarted(this::run);
         thread.start();
     }
@@ -175,8 +179,10 @@ final class SubscriberControl implements AutoCloseable
     private ImageConnection connect(final SocketMessageTransport transport) throws HandshakeException
     {
         final int requiredProvider = FabricEndpoint.requiredProviderId(params.provider());
+        final long catchUpRequest = !params.isJoinRecent() ? ConnectFlyweight.CATCH_UP_NONE :
+            params.joinPosition() >= 0 ? params.joinPosition() : ConnectFlyweight.CATCH_UP_TERM_START;
         final SubscriberHandshake handshake = new SubscriberHandshake(new HandshakeAuthenticator(secret), streamId,
-            requiredProvider, params.isGroupTagSet(), params.groupTag(), stepTimeoutMs);
+            requiredProvider, params.isGroupTagSet(), params.groupTag(), stepTimeoutMs, catchUpRequest);
         final ImageConnection[] result = new ImageConnection[1];
         final SubscriberHandshake.Result handshakeResult = handshake.run(transport, new SubscriberHandshake.Resources()
         {
@@ -204,21 +210,31 @@ final class SubscriberControl implements AutoCloseable
                 }
                 final long imageId = imageIds.incrementAndGet();
                 final String connectionName = name + " session=" + publication.sessionId() + " image=" + imageId;
-                result[0] = new ImageConnection(imageId, connectionName, publication.sessionId(),
+                final ImageConnection image = new ImageConnection(imageId, connectionName, publication.sessionId(),
                     publication.streamId(), publication.initialTermId(), publication.termLength(),
                     accepted.joinPosition(), prepared.endpoint, prepared.ring, prepared.ringRegion,
                     prepared.positionIndex, prepared.positionRegion, prepared.sourceRegion, prepared.qp,
                     prepared.commit, accepted.statusAddress(), accepted.statusRkey(),
                     "rdma:" + params.endpointHost() + ":" + params.endpointPort(),
                     new RdmaCounters.Connection(countersManager, connectionName), transport);
-                result[0].mtuLength = publication.mtuLength();
-                // RECVs for every WRITE_WITH_IMM the publisher may have in flight, posted before READY (no RNR).
-                if (result[0].bound instanceof ImmediateBound immediate &&
-                    !immediate.postReceives(prepared.credits + 1))
+                image.mtuLength = publication.mtuLength();
+                try
                 {
-                    throw new HandshakeException(HandshakeException.Reason.RESOURCES, "cannot post " +
-                        (prepared.credits + 1) + " RECVs for commit=imm");
+                    // RECVs for every WRITE_WITH_IMM the publisher may have in flight, posted before READY (no RNR).
+                    if (image.bound instanceof ImmediateBound immediate &&
+                        !immediate.postReceives(prepared.credits + 1))
+                    {
+                        throw new HandshakeException(HandshakeException.Reason.RESOURCES, "cannot post " +
+                            (prepared.credits + 1) + " RECVs for commit=imm");
+                    }
+                    catchUp(image, catchUpRequest, accepted);
                 }
+                catch (final HandshakeException | RuntimeException ex)
+                {
+                    image.counters.close();
+                    throw ex;
+                }
+                result[0] = image;
             }
 
             public void release(final SubscriberHandshake.LocalOffer offer)
@@ -241,6 +257,39 @@ final class SubscriberControl implements AutoCloseable
         LOGGER.log(System.Logger.Level.INFO, "rdma subscription " + connection.name + ": commit=" +
             connection.commit.mode().keyValue() + " (" + connection.commit.reason() + ")");
         return connection;
+    }
+
+    /**
+     * A granted catch-up READs {@code [catchUpPosition, joinPosition)} from the publisher's log before the image is
+     * announced (the publisher holds its limit within a term of the catch-up start meanwhile, so that range is not
+     * cleaned under the READ); a requested position the log no longer held is reported as a gap.
+     */
+    private void catchUp(final ImageConnection image, final long request, final SubscriberHandshake.Accepted accepted)
+        throws HandshakeException
+    {
+        if (request >= 0 && accepted.catchUpPosition() > request)
+        {
+            final long gap = accepted.catchUpPosition() - request;
+            catchUpCounters.onGap(gap);
+            final String why = accepted.oldestPosition() < 0 ?
+                "the publisher could not grant a READ of its log (its log says why)" :
+                "it is no longer in the publisher's log (oldest held " + accepted.oldestPosition() + ")";
+            LOGGER.log(System.Logger.Level.WARNING, "rdma subscription " + image.name + ": cannot catch up from " +
+                "join-position " + request + ": " + why + "; joined at " + accepted.catchUpPosition() + ", GAP of " +
+                gap + " bytes [" + request + ", " + accepted.catchUpPosition() + ")");
+        }
+        if (accepted.catchUpPosition() < accepted.joinPosition())
+        {
+            final long startNs = System.nanoTime();
+            final long bytes = catchUpReader.read(image, accepted.catchUpPosition(), accepted.joinPosition(),
+                accepted.logAddress(), accepted.logRkey(), startNs + TimeUnit.MILLISECONDS.toNanos(stepTimeoutMs) / 2);
+            final long elapsedNs = System.nanoTime() - startNs;
+            catchUpCounters.onCatchUp(bytes, elapsedNs);
+            image.startPosition = accepted.catchUpPosition();
+            LOGGER.log(System.Logger.Level.INFO, "rdma subscription " + image.name + ": caught up " + bytes +
+                " bytes [" + accepted.catchUpPosition() + ", " + accepted.joinPosition() + ") by RDMA READ in " +
+                TimeUnit.NANOSECONDS.toMicros(elapsedNs) + " us");
+        }
     }
 
     long connectionsMade()
@@ -502,5 +551,17 @@ final class SubscriberControl implements AutoCloseable
             endpoint.close();
         }
         rejections.close();
+        catchUpCounters.close();
+    }
+
+    long catchUpGapBytes()
+    {
+        return catchUpCounters.gapBytes();
+    }
+
+    /** @return bytes caught up by RDMA READ since start (tests). */
+    long catchUpBytes()
+    {
+        return catchUpCounters.bytes();
     }
 }

@@ -45,7 +45,18 @@ final class MediaTestSupport
 
     PublicationLog newPublicationLog(final int sessionId, final int streamId, final int termLength)
     {
-        final LogBuffers logBuffers = LogBuffers.map(mapper, "rdma-test-" + streamId, termLength, false);
+        return newPublicationLog(sessionId, streamId, termLength, mapper, false);
+    }
+
+    /**
+     * @param logMapper where the log file goes.
+     * @param keepFile  false to unlink it once mapped (as an embedded driver does), true to leave it for peers.
+     */
+    PublicationLog newPublicationLog(
+        final int sessionId, final int streamId, final int termLength, final MemoryMapper logMapper,
+        final boolean keepFile)
+    {
+        final LogBuffers logBuffers = LogBuffers.map(logMapper, "rdma-test-" + streamId, termLength, keepFile);
         logBuffers.initialise(sessionId, streamId, 100, 1408, (byte)0);
         final UnsafeBufferPosition limit;
         synchronized (countersManager)

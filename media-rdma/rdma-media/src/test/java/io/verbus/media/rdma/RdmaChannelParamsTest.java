@@ -81,6 +81,22 @@ class RdmaChannelParamsTest
     }
 
     @Test
+    void shouldParseTheRecentCatchUpJoin()
+    {
+        assertFalse(RdmaChannelParams.parse(channel()).isJoinRecent(), "live by default");
+        assertFalse(RdmaChannelParams.parse(channel("join", "live")).isJoinRecent());
+        final RdmaChannelParams termStart = RdmaChannelParams.parse(channel("join", "recent"));
+        assertTrue(termStart.isJoinRecent());
+        assertEquals(-1, termStart.joinPosition(), "no join-position: the start of the live position's term");
+        assertEquals(65_536,
+            RdmaChannelParams.parse(channel("join", "recent", "join-position", "65536")).joinPosition());
+        assertRejectedNaming("join", "join", "archive");
+        assertRejectedNaming("join-position", "join-position", "0");
+        assertRejectedNaming("join-position", "join", "recent", "join-position", "33");
+        assertRejectedNaming("join-position", "join", "recent", "join-position", "-32");
+    }
+
+    @Test
     void shouldAcceptBracketedIpv6AndPortZero()
     {
         final RdmaChannelParams params = RdmaChannelParams.parse(channel("endpoint", "[::1]:0"));

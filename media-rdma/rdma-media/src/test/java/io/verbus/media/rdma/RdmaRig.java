@@ -59,6 +59,17 @@ final class RdmaRig implements AutoCloseable
     RdmaRig(final Path dir, final String provider, final int termLength, final FaultInjection faults,
         final String... keyValues)
     {
+        this(dir, provider, termLength, false, faults, keyValues);
+    }
+
+    /**
+     * @param logInFabricDirectory true to keep the publication's log file, in the shm fabric directory, where the
+     *                             shm provider can let peers map it (for a READ grant); false to unlink it once
+     *                             mapped, as an embedded driver does.
+     */
+    RdmaRig(final Path dir, final String provider, final int termLength, final boolean logInFabricDirectory,
+        final FaultInjection faults, final String... keyValues)
+    {
         this.dir = dir;
         this.provider = provider;
         this.support = new MediaTestSupport(dir);
@@ -67,7 +78,10 @@ final class RdmaRig implements AutoCloseable
         {
             extraParams.put(keyValues[i], keyValues[i + 1]);
         }
-        log = support.newPublicationLog(7, STREAM_ID, termLength);
+        log = logInFabricDirectory ?
+            support.newPublicationLog(7, STREAM_ID, termLength,
+            new io.verbus.memory.MemoryMapper(dir.resolve("fabric"), null, false), true) :
+            support.newPublicationLog(7, STREAM_ID, termLength);
         appender = new TestLogAppender(log);
         publisherFabric = fabricContext(faults);
         sender = new RdmaSender(support.context, params("127.0.0.1:0"), log, publisherFabric, SECRET);

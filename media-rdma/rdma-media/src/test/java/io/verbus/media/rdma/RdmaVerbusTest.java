@@ -166,6 +166,102 @@ class RdmaVerbusTest
         }
     }
 
+    /** Offers then polls until {@code checker} has seen {@code upTo}, recording where each message's offer began. */
+    private static void pump(final Publication publication, final Subscription subscription,
+        final MessageStream.Checker checker, final long from, final long upTo, final long[] startPositions)
+    {
+        pump(publication, new Subscription[]{ subscription }, new MessageStream.Checker[]{ checker }, from, upTo,
+            startPositions);
+    }
+
+    private static void pump(final Publication publication, final Subscription[] subscriptions,
+        final MessageStream.Checker[] checkers, final long from, final long upTo, final long[] startPositions)
+    {
+        final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+        final UnsafeBuffer view = new UnsafeBuffer(0, 0);
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        long sequence = from;
+        while (java.util.Arrays.stream(checkers).anyMatch(c -> c.expected < upTo && null == c.failure))
+        {
+            if (System.nanoTime() > deadlineNs)
+            {
+                throw new AssertionError("stuck at " + sequence);
+            }
+            int work = 0;
+            if (sequence < upTo)
+            {
+                final int length = MessageStream.encode(message, sequence);
+                final long before = publication.position();
+                if (publication.offer(message, 0, length) > 0)
+                {
+                    startPositions[(int)sequence++] = before;
+                    work++;
+                }
+            }
+            for (int i = 0; i < subscriptions.length; i++)
+            {
+                final MessageStream.Checker checker = checkers[i];
+                work += subscriptions[i].poll((buffer, offset, length, header) ->
+                {
+                    view.wrap(buffer, offset, length);
+                    checker.onFragment(view, 0, length);
+                }, 100);
+            }
+            if (0 == work)
+            {
+                RdmaRig.sleepMicros(100);
+            }
+        }
+    }
+
+    @Test
+    void shouldCatchUpARecentJoinerByReadOverTcpThroughTheVerbusApi()
+    {
+        try (Verbus verbus = launch())
+        {
+            final int messages = 5_000;
+            final long[] startPositions = new long[2 * messages];
+            final Publication publication =
+                verbus.addPublication("rdma:endpoint=127.0.0.1:0|provider=tcp|term-length=64k", 2301);
+            final String endpoint = "rdma:endpoint=127.0.0.1:" + controlPort(verbus.countersReader()) + "|provider=tcp";
+            final Subscription live = verbus.addSubscription(endpoint, 2301);
+            final MessageStream.Checker liveChecker = new MessageStream.Checker(0);
+            pump(publication, live, liveChecker, 0, messages, startPositions);
+
+            int first = messages - 1;
+            while (startPositions[first - 1] >= publication.position() - 16 * 1024)
+            {
+                first--;
+            }
+            final Subscription late = verbus.addSubscription(
+                endpoint + "|join=recent|join-position=" + startPositions[first], 2301);
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (late.hasNoImages())
+            {
+                assertTrue(System.nanoTime() < deadlineNs, "the late joiner never got an image");
+                RdmaRig.sleepMicros(1000);
+            }
+            assertEquals(startPositions[first], late.imageAtIndex(0).joinPosition(), "the image starts in the past");
+
+            final MessageStream.Checker lateChecker = new MessageStream.Checker(first);
+            pump(publication, new Subscription[]{ live, late },
+                new MessageStream.Checker[]{ liveChecker, lateChecker }, messages, 2 * messages, startPositions);
+            assertNull(lateChecker.failure);
+            assertNull(liveChecker.failure);
+            assertEquals(2L * messages - first, lateChecker.received, "every message from the requested one, once");
+            final CountersReader counters = verbus.countersReader();
+            final long[] caughtUp = { -1 };
+            counters.forEach((counterId, typeId, keyBuffer, label) ->
+            {
+                if (RdmaCounters.CATCH_UP_BYTES_TYPE_ID == typeId)
+                {
+                    caughtUp[0] = counters.getCounterValue(counterId);
+                }
+            });
+            assertTrue(caughtUp[0] > 0 && caughtUp[0] <= 64 * 1024, "rdma catch-up bytes counter: " + caughtUp[0]);
+        }
+    }
+
     @Test
     void shouldCarrySeveralStreamsOnOneEndpoint()
     {

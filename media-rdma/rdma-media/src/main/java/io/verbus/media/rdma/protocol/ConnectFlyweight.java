@@ -3,11 +3,12 @@ package io.verbus.media.rdma.protocol;
 /**
  * CONNECT, subscriber to publisher, sent only after the publisher's proof checked out: the subscriber's
  * ring (the three term partitions) and its position-counter block, both registered REMOTE_WRITE only,
- * its QP block, and its own proof.
+ * its QP block, the catch-up it asks for (a position to READ the publisher's log from, {@link #CATCH_UP_NONE}
+ * or {@link #CATCH_UP_TERM_START}), and its own proof.
  * <pre>
  *  12 commit int | 16 ringAddress long | 24 ringLength long | 32 ringRkey int | 36 counterRkey int
  *  40 counterAddress long | 48 counterLength int | 52 receiveCredits int | 56 qpInfo 104 bytes
- * 160 proof 32 bytes | 192 end
+ * 160 catchUpPosition long | 168 proof 32 bytes | 200 end
  * </pre>
  * {@code commit}: the mode the subscriber agreed to ({@link ChallengeFlyweight#COMMIT_COUNTER} or
  * {@link ChallengeFlyweight#COMMIT_IMM}); {@code receiveCredits}: with imm, how many WRITE_WITH_IMMs the publisher may
@@ -25,7 +26,12 @@ public final class ConnectFlyweight extends HandshakeFlyweight<ConnectFlyweight>
     public static final int COUNTER_LENGTH_OFFSET = 48;
     public static final int RECEIVE_CREDITS_OFFSET = 52;
     public static final int QP_INFO_OFFSET = 56;
-    public static final int PROOF_OFFSET = QP_INFO_OFFSET + QpInfoCodec.LENGTH;
+    public static final int CATCH_UP_POSITION_OFFSET = QP_INFO_OFFSET + QpInfoCodec.LENGTH;
+    public static final int PROOF_OFFSET = CATCH_UP_POSITION_OFFSET + 8;
+    /** No catch-up: join at the live position. */
+    public static final long CATCH_UP_NONE = -1;
+    /** Catch up from the start of the live position's term, if the publisher's log still holds it. */
+    public static final long CATCH_UP_TERM_START = -2;
     public static final int LENGTH = PROOF_OFFSET + HandshakeHeader.PROOF_LENGTH;
 
     public ConnectFlyweight()
@@ -113,6 +119,16 @@ public final class ConnectFlyweight extends HandshakeFlyweight<ConnectFlyweight>
     public ConnectFlyweight receiveCredits(final int value)
     {
         return putInt(RECEIVE_CREDITS_OFFSET, value);
+    }
+
+    public long catchUpPosition()
+    {
+        return getLong(CATCH_UP_POSITION_OFFSET);
+    }
+
+    public ConnectFlyweight catchUpPosition(final long value)
+    {
+        return putLong(CATCH_UP_POSITION_OFFSET, value);
     }
 
     public void getQpInfo(final QpInfoCodec.QpInfo info)

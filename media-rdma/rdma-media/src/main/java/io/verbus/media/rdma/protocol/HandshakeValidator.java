@@ -185,6 +185,61 @@ public final class HandshakeValidator
             MIN_REMOTE_ALIGNMENT);
         connect.getQpInfo(scratch);
         validateQpInfo("CONNECT.qp", scratch);
+        final long catchUp = connect.catchUpPosition();
+        if (ConnectFlyweight.CATCH_UP_NONE != catchUp && ConnectFlyweight.CATCH_UP_TERM_START != catchUp)
+        {
+            validatePosition("CONNECT.catchUpPosition", catchUp, termLength);
+        }
+    }
+
+    private static void validatePosition(final String name, final long position, final int termLength)
+        throws HandshakeException
+    {
+        final long maxPosition = (long)termLength * (1L << 31) - termLength;
+        if (position < 0 || position > maxPosition || 0 != (position & (FRAME_ALIGNMENT - 1)))
+        {
+            throw new HandshakeException(OUT_OF_RANGE, name + "=" + position +
+                " must be a multiple of " + FRAME_ALIGNMENT + " in [0, " + maxPosition + "]");
+        }
+    }
+
+    /**
+     * Check the catch-up part of an ACCEPT: a start at most one term before the join position (the ring holds what
+     * the catch-up READs and the live WRITEs that follow), and the READ-only log registration exactly when a
+     * catch-up was granted.
+     */
+    private static void validateCatchUp(final AcceptFlyweight accept, final int termLength)
+        throws HandshakeException
+    {
+        final long joinPosition = accept.joinPosition();
+        final long catchUp = accept.catchUpPosition();
+        validatePosition("ACCEPT.catchUpPosition", catchUp, termLength);
+        if (catchUp > joinPosition || joinPosition - catchUp > termLength)
+        {
+            throw new HandshakeException(OUT_OF_RANGE, "ACCEPT.catchUpPosition=" + catchUp +
+                " must be in [joinPosition - termLength, joinPosition] (joinPosition " + joinPosition + ")");
+        }
+        final long oldest = accept.oldestPosition();
+        if (-1 != oldest && (oldest < 0 || oldest > joinPosition))
+        {
+            throw new HandshakeException(OUT_OF_RANGE, "ACCEPT.oldestPosition=" + oldest +
+                " must be -1 or in [0, joinPosition " + joinPosition + "]");
+        }
+        if (catchUp < joinPosition)
+        {
+            final long expected = (long)PARTITION_COUNT * termLength;
+            if (accept.logLength() != expected)
+            {
+                throw new HandshakeException(OUT_OF_RANGE, "ACCEPT.logLength=" + accept.logLength() +
+                    " but must be " + expected + " (3 x termLength " + termLength + ")");
+            }
+            validateRemoteRange("ACCEPT.logAddress", accept.logAddress(), accept.logLength(), FRAME_ALIGNMENT);
+        }
+        else if (0 != accept.logAddress() || 0 != accept.logLength() || 0 != accept.logRkey())
+        {
+            throw new HandshakeException(OUT_OF_RANGE,
+                "ACCEPT.logAddress/logLength/logRkey must be 0 when no catch-up is granted");
+        }
     }
 
     /**
@@ -240,6 +295,7 @@ public final class HandshakeValidator
         }
         accept.getQpInfo(scratch);
         validateQpInfo("ACCEPT.qp", scratch);
+        validateCatchUp(accept, termLength);
     }
 
     public static void validateQpInfo(final String name, final QpInfoCodec.QpInfo info) throws HandshakeException

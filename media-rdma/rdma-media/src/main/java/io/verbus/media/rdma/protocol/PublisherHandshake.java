@@ -22,17 +22,31 @@ public final class PublisherHandshake
         }
     }
 
-    /** What an authenticated subscriber offers: its ring, its position block, its QP. */
+    /**
+     * What an authenticated subscriber offers: its ring, its position block, its QP, and the catch-up it asks for
+     * ({@link ConnectFlyweight#CATCH_UP_NONE}, {@link ConnectFlyweight#CATCH_UP_TERM_START} or a position).
+     */
     public record SubscriberOffer(
         long ringAddress, long ringLength, int ringRkey, long counterAddress, int counterRkey,
-        QpInfoCodec.QpInfo qp, boolean hasGroupTag, long groupTag, String peer, int commit, int receiveCredits)
+        QpInfoCodec.QpInfo qp, boolean hasGroupTag, long groupTag, String peer, int commit, int receiveCredits,
+        long catchUpRequest)
     {
     }
 
-    /** What the publisher registered for that subscriber; the attachment is the media's own state. */
+    /**
+     * What the publisher registered for that subscriber; the attachment is the media's own state. A granted
+     * catch-up starts at {@code catchUpPosition} below the join position and comes with a READ-only registration
+     * of the log's terms; otherwise {@code catchUpPosition == joinPosition} and the log fields are 0.
+     */
     public record Admission(long statusAddress, int statusRkey, long joinPosition, QpInfoCodec.QpInfo qp,
-        Object attachment)
+        Object attachment, long catchUpPosition, long oldestPosition, long logAddress, long logLength, int logRkey)
     {
+        /** An admission with no catch-up. */
+        public Admission(final long statusAddress, final int statusRkey, final long joinPosition,
+            final QpInfoCodec.QpInfo qp, final Object attachment)
+        {
+            this(statusAddress, statusRkey, joinPosition, qp, attachment, joinPosition, -1, 0, 0, 0);
+        }
     }
 
     /** The media's side: called only with authenticated, validated offers. */
@@ -99,14 +113,19 @@ public final class PublisherHandshake
             admission = resources.admit(new SubscriberOffer(
                 connect.ringAddress(), connect.ringLength(), connect.ringRkey(), connect.counterAddress(),
                 connect.counterRkey(), subscriberQp, hasGroupTag, groupTag, transport.peer(), connect.commit(),
-                connect.receiveCredits()));
+                connect.receiveCredits(), connect.catchUpPosition()));
 
             steps.accept.wrap(steps.out, 0).writeHeader()
                 .statusAddress(admission.statusAddress())
                 .statusLength(SlotLayout.BLOCK_LENGTH)
                 .statusRkey(admission.statusRkey())
                 .joinPosition(admission.joinPosition())
-                .qpInfo(admission.qp());
+                .qpInfo(admission.qp())
+                .catchUpPosition(admission.catchUpPosition())
+                .oldestPosition(admission.oldestPosition())
+                .logAddress(admission.logAddress())
+                .logLength(admission.logLength())
+                .logRkey(admission.logRkey());
             steps.signAndSend(transport, HandshakeHeader.ACCEPT_TYPE);
 
             steps.receive(transport, HandshakeHeader.READY_TYPE);

@@ -26,8 +26,12 @@ public final class SubscriberHandshake
         }
     }
 
-    /** What the publisher granted: the status slot and the join position, and its QP. */
-    public record Accepted(long statusAddress, int statusRkey, long joinPosition, QpInfoCodec.QpInfo publisherQp)
+    /**
+     * What the publisher granted: the status slot, the join position, its QP, and the catch-up: where it starts
+     * (the join position when none was granted), the oldest position the log held, and the READ-only log region.
+     */
+    public record Accepted(long statusAddress, int statusRkey, long joinPosition, QpInfoCodec.QpInfo publisherQp,
+        long catchUpPosition, long oldestPosition, long logAddress, long logLength, int logRkey)
     {
     }
 
@@ -50,6 +54,7 @@ public final class SubscriberHandshake
     private final int requiredProviderId;
     private final boolean hasGroupTag;
     private final long groupTag;
+    private final long catchUpRequest;
     private final HandshakeSteps steps;
 
     public SubscriberHandshake(
@@ -60,6 +65,24 @@ public final class SubscriberHandshake
         final long groupTag,
         final long stepTimeoutMs)
     {
+        this(authenticator, streamId, requiredProviderId, hasGroupTag, groupTag, stepTimeoutMs,
+            ConnectFlyweight.CATCH_UP_NONE);
+    }
+
+    /**
+     * @param catchUpRequest {@link ConnectFlyweight#CATCH_UP_NONE}, {@link ConnectFlyweight#CATCH_UP_TERM_START},
+     *                       or the position to catch up from by RDMA READ of the publisher's log.
+     */
+    public SubscriberHandshake(
+        final HandshakeAuthenticator authenticator,
+        final int streamId,
+        final int requiredProviderId,
+        final boolean hasGroupTag,
+        final long groupTag,
+        final long stepTimeoutMs,
+        final long catchUpRequest)
+    {
+        this.catchUpRequest = catchUpRequest;
         this.streamId = streamId;
         this.requiredProviderId = requiredProviderId;
         this.hasGroupTag = hasGroupTag;
@@ -101,7 +124,8 @@ public final class SubscriberHandshake
                 .counterRkey(offer.counterRkey())
                 .commit(offer.commit())
                 .receiveCredits(offer.receiveCredits())
-                .qpInfo(offer.qp());
+                .qpInfo(offer.qp())
+                .catchUpPosition(catchUpRequest);
             steps.signAndSend(transport, HandshakeHeader.CONNECT_TYPE);
 
             steps.receiveSigned(transport, HandshakeHeader.ACCEPT_TYPE);
@@ -109,7 +133,9 @@ public final class SubscriberHandshake
             final QpInfoCodec.QpInfo publisherQp = new QpInfoCodec.QpInfo();
             HandshakeValidator.validateAccept(accept, publication.termLength(), publisherQp);
             final Accepted accepted = new Accepted(
-                accept.statusAddress(), accept.statusRkey(), accept.joinPosition(), publisherQp);
+                accept.statusAddress(), accept.statusRkey(), accept.joinPosition(), publisherQp,
+                accept.catchUpPosition(), accept.oldestPosition(), accept.logAddress(), accept.logLength(),
+                accept.logRkey());
 
             resources.connect(offer, publication, accepted);
             HandshakeHeader.write(steps.out, 0, HandshakeHeader.READY_TYPE, HandshakeHeader.LENGTH);

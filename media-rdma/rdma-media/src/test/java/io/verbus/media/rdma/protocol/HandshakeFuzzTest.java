@@ -117,6 +117,9 @@ class HandshakeFuzzTest
             assertTrue(offer.commit() == 0 && offer.receiveCredits() == 0 ||
                 offer.commit() == 1 && offer.receiveCredits() >= 1 && offer.receiveCredits() <= 16384,
                 "commit " + offer.commit() + " credits " + offer.receiveCredits());
+            final long catchUp = offer.catchUpRequest();
+            assertTrue(ConnectFlyweight.CATCH_UP_NONE == catchUp || ConnectFlyweight.CATCH_UP_TERM_START == catchUp ||
+                (catchUp >= 0 && (catchUp & 31) == 0), "catch-up request " + catchUp);
             admitted++;
             return new PublisherHandshake.Admission(0x7000_0000L, 99, 0, HandshakeFixtures.qpInfo(22), null);
         }
@@ -177,7 +180,13 @@ class HandshakeFuzzTest
                 final ConnectFlyweight connect = new ConnectFlyweight().wrap(buffer, 0).writeHeader()
                     .ringAddress(0x1000_0000L).ringLength(3L * TERM_LENGTH).ringRkey(1)
                     .counterAddress(0x2000_0000L).counterLength(SlotLayout.BLOCK_LENGTH).counterRkey(2)
-                    .qpInfo(HandshakeFixtures.qpInfo(11));
+                    .qpInfo(HandshakeFixtures.qpInfo(11))
+                    .catchUpPosition(switch (random.nextInt(3))
+                    {
+                        case 0 -> ConnectFlyweight.CATCH_UP_NONE;
+                        case 1 -> ConnectFlyweight.CATCH_UP_TERM_START;
+                        default -> 32L * random.nextInt(1 << 20);
+                    });
                 if (1 == target && Kind.RESIGNED_FIELD == kind)
                 {
                     corruptConnectField(connect);
@@ -205,8 +214,10 @@ class HandshakeFuzzTest
         {
             outOfRange = true;
             final QpInfoCodec.QpInfo qp = HandshakeFixtures.qpInfo(11);
-            switch (random.nextInt(14))
+            switch (random.nextInt(15))
             {
+                case 13 -> connect.catchUpPosition(random.nextBoolean() ? -3 - random.nextInt(1000) :
+                    32L * random.nextInt(1000) + 1 + random.nextInt(31));
                 case 0 -> connect.ringAddress(0);
                 case 1 -> connect.ringAddress(0x1000_0001L);
                 case 2 -> connect.ringAddress(-64L);
@@ -438,18 +449,35 @@ class HandshakeFuzzTest
             }
             else if (HandshakeHeader.CONNECT_TYPE == type)
             {
+                final long join = 32L * random.nextInt(1000);
                 final AcceptFlyweight accept = new AcceptFlyweight().wrap(buffer, 0).writeHeader()
                     .statusAddress(0x3000_0000L).statusLength(SlotLayout.BLOCK_LENGTH).statusRkey(5)
-                    .joinPosition(32L * random.nextInt(1000)).qpInfo(HandshakeFixtures.qpInfo(33));
+                    .joinPosition(join).qpInfo(HandshakeFixtures.qpInfo(33));
+                if (join > 0 && random.nextBoolean())
+                {
+                    // a granted catch-up: from below the join, with the READ-only log region
+                    accept.catchUpPosition(32L * random.nextInt((int)(join / 32))).oldestPosition(0)
+                        .logAddress(0x4000_0000L).logLength(3L * TERM_LENGTH).logRkey(6);
+                }
+                else
+                {
+                    accept.catchUpPosition(join).oldestPosition(-1).logAddress(0).logLength(0).logRkey(0);
+                }
                 if (2 == target && Kind.RESIGNED_FIELD == kind)
                 {
-                    switch (random.nextInt(6))
+                    switch (random.nextInt(10))
                     {
                         case 0 -> accept.statusAddress(0);
                         case 1 -> accept.statusAddress(0x3000_0003L);
                         case 2 -> accept.statusLength(8);
                         case 3 -> accept.joinPosition(-32L * (1 + random.nextInt(100)));
                         case 4 -> accept.joinPosition(33);
+                        case 5 -> accept.catchUpPosition(join + 32L * (1 + random.nextInt(100)));
+                        case 6 -> accept.catchUpPosition(join - TERM_LENGTH - 32).joinPosition(join + TERM_LENGTH)
+                            .logAddress(0x4000_0000L).logLength(3L * TERM_LENGTH).logRkey(6);
+                        case 7 -> accept.catchUpPosition(join).logAddress(0x4000_0000L).logRkey(6);
+                        case 8 -> accept.catchUpPosition(join - 32).joinPosition(join + 32)
+                            .logAddress(0x4000_0000L).logLength(3L * TERM_LENGTH + 4096).logRkey(6);
                         default -> accept.qpInfo(withPsn(HandshakeFixtures.qpInfo(33), 1 << 24));
                     }
                 }
