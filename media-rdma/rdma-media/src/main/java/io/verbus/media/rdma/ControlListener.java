@@ -65,7 +65,14 @@ final class ControlListener implements AutoCloseable
     static final int MAX_PENDING_HANDSHAKES_DEFAULT = 64;
     /** A subscriber sends its HELLO as soon as it has connected: it gets at most this long to arrive whole. */
     static final long HELLO_DEADLINE_MS_MAX = 1000;
+    /** How often the accept loop wakes to expire overdue handshakes while any is pending. */
     private static final long ACCEPT_POLL_MS = 100;
+    /**
+     * How often it wakes with no handshake pending, only to see whether it still runs (close() also closes the
+     * socket, which ends the wait at once). Rare on purpose: on a host whose cores are given to spinning threads,
+     * every wake-up of a control thread takes a core from one of them for a scheduler slice.
+     */
+    private static final long IDLE_ACCEPT_POLL_MS = 1000;
     private static final long ACCEPT_BACKOFF_MIN_MS = 10;
     private static final long ACCEPT_BACKOFF_MAX_MS = 1000;
     private static final long ACCEPT_THREAD_JOIN_MS = 5_000;
@@ -197,6 +204,7 @@ final class ControlListener implements AutoCloseable
             final Socket socket;
             try
             {
+                serverSocket.setSoTimeout((int)(pending.isEmpty() ? IDLE_ACCEPT_POLL_MS : ACCEPT_POLL_MS));
                 socket = serverSocket.accept();
                 backoffMs = 0;
             }
