@@ -260,15 +260,7 @@ public final class VerbsWriteLatency
 
         private void reap()
         {
-            final int polled = cq.poll(completions, completions.length);
-            for (int i = 0; i < polled; i++)
-            {
-                if (!completions[i].isSuccess())
-                {
-                    throw new IllegalStateException("WRITE failed: " + completions[i]);
-                }
-                outstandingSignaled--;
-            }
+            outstandingSignaled -= WriteCompletions.reap(cq, completions);
         }
 
         public void drain()
