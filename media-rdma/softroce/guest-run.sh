@@ -139,7 +139,8 @@ alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat")" != Z ];
 rdma_media_run() {
     # A fresh port per attempt; a 60 s liveness timeout: under TCG on a busy host a JVM can stall for seconds,
     # and a subscriber dropped for silence rejoins at the live position (a gap the check rightly fails on).
-    RDMA_CHANNEL="rdma:endpoint=$RXE_ADDRESS:$((40122 + $1))|provider=verbs|timeout=60s|heartbeat=1s"
+    # commit=auto: rxe promises no placement order across WRITEs, so the media must choose imm (WRITE_WITH_IMM) here.
+    RDMA_CHANNEL="rdma:endpoint=$RXE_ADDRESS:$((40122 + $1))|provider=verbs|timeout=60s|heartbeat=1s|commit=auto"
     peer_dir=/tmp/rdma-peers-$1
     mkdir -p "$peer_dir"
     mkfifo "$peer_dir/publisher.in"
@@ -180,6 +181,10 @@ if [ "$subscriber_rc" -eq 0 ] && [ "$publisher_rc" -eq 0 ] && \
     rdma_ok=yes
 fi
 note "rdma media check: publisher exit $publisher_rc (${rdma_published:-no result}), subscriber exit $subscriber_rc (${rdma_received:-no result})"
+rdma_commit="$(grep -ho 'commit=auto chose [a-z]* ([^)]*)' "$SHARED/rdma_publisher.txt" | head -n 1)"
+note "rdma media check: publisher ${rdma_commit:-did not log its commit choice}"
+# On rxe the choice must be imm: counter mode there would rest on an ordering the device does not promise.
+case "$rdma_commit" in "commit=auto chose imm"*) ;; *) rdma_ok=no ;; esac
 
 # --- Latency like for like: Verbus's raw WRITE ping-pong as a client JVM and a server JVM ----------------------
 # io.verbus.tools.VerbsWritePingPong: one RC QP per process, QP info over a TCP socket, each side busy-polling its
