@@ -181,7 +181,7 @@ if [ "$subscriber_rc" -eq 0 ] && [ "$publisher_rc" -eq 0 ] && \
     rdma_ok=yes
 fi
 note "rdma media check: publisher exit $publisher_rc (${rdma_published:-no result}), subscriber exit $subscriber_rc (${rdma_received:-no result})"
-rdma_commit="$(grep -ho 'commit=auto chose [a-z]* ([^)]*)' "$SHARED/rdma_publisher.txt" | head -n 1)"
+rdma_commit="$(grep -ho 'commit=auto chose [a-z]* (.*' "$SHARED/rdma_publisher.txt" | head -n 1 | cut -c1-160)"
 note "rdma media check: publisher ${rdma_commit:-did not log its commit choice}"
 # On rxe the choice must be imm: counter mode there would rest on an ordering the device does not promise.
 case "$rdma_commit" in "commit=auto chose imm"*) ;; *) rdma_ok=no ;; esac
