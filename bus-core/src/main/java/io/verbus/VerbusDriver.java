@@ -226,16 +226,10 @@ final class VerbusDriver implements VerbusBackend
                 logBuffers.initialise(sessionId, streamId, ThreadLocalRandom.current().nextInt(), mtu,
                     exclusive ? LogBufferDescriptor.LOG_BUFFER_TYPE_EXCLUSIVE_PUBLICATION :
                         LogBufferDescriptor.LOG_BUFFER_TYPE_CONCURRENT_PUBLICATION);
-                final UnsafeBufferPosition publisherLimit =
-                    newPosition("pub-lmt: " + label, CounterTypes.PUBLISHER_LIMIT_TYPE_ID, sessionId, streamId);
-                allocated.add(publisherLimit);
-                final UnsafeBufferPosition publisherPosition =
-                    newPosition("pub-pos: " + label, CounterTypes.PUBLISHER_POSITION_TYPE_ID, sessionId, streamId);
-                allocated.add(publisherPosition);
-                final AtomicCounter backPressure = countersManager.newCounter(
-                    "back-pressure: " + label, CounterTypes.BACK_PRESSURE_EVENTS_TYPE_ID,
-                    (key) -> putKey(key, sessionId, streamId));
-                allocated.add(backPressure);
+                final PublicationCounters counters = newPublicationCounters(label, sessionId, streamId, allocated);
+                final UnsafeBufferPosition publisherLimit = counters.publisherLimit();
+                final UnsafeBufferPosition publisherPosition = counters.publisherPosition();
+                final AtomicCounter backPressure = counters.backPressure();
 
                 final PublicationLog publicationLog =
                     new PublicationLog(logBuffers, sessionId, streamId, publisherLimit, registrationId);
@@ -716,6 +710,32 @@ final class VerbusDriver implements VerbusBackend
         return new UnsafeBufferPosition((UnsafeBuffer)countersFile.valuesBuffer(), counterId, countersManager);
     }
 
+    /** The three counters of a publication's log. */
+    private record PublicationCounters(
+        UnsafeBufferPosition publisherLimit, UnsafeBufferPosition publisherPosition, AtomicCounter backPressure)
+    {
+    }
+
+    /**
+     * Allocate a publication's limit, position and back-pressure counters, each added to {@code allocated} as soon as
+     * it exists, so that a failure part way leaves nothing the caller's clean-up does not close.
+     */
+    private PublicationCounters newPublicationCounters(
+        final String label, final int sessionId, final int streamId, final List<AutoCloseable> allocated)
+    {
+        final UnsafeBufferPosition publisherLimit =
+            newPosition("pub-lmt: " + label, CounterTypes.PUBLISHER_LIMIT_TYPE_ID, sessionId, streamId);
+        allocated.add(publisherLimit);
+        final UnsafeBufferPosition publisherPosition =
+            newPosition("pub-pos: " + label, CounterTypes.PUBLISHER_POSITION_TYPE_ID, sessionId, streamId);
+        allocated.add(publisherPosition);
+        final AtomicCounter backPressure = countersManager.newCounter(
+            "back-pressure: " + label, CounterTypes.BACK_PRESSURE_EVENTS_TYPE_ID,
+            (key) -> putKey(key, sessionId, streamId));
+        allocated.add(backPressure);
+        return new PublicationCounters(publisherLimit, publisherPosition, backPressure);
+    }
+
     private ImagePosition newImagePosition(final String label, final int sessionId, final int streamId)
     {
         final int counterId = countersManager.allocate(
@@ -814,16 +834,10 @@ final class VerbusDriver implements VerbusBackend
                 logBuffers.initialise(sessionId, streamId, initialTermId, mtu,
                     LogBufferDescriptor.LOG_BUFFER_TYPE_EXCLUSIVE_PUBLICATION);
                 startTail(logBuffers.metaDataBuffer(), initialTermId, termLength, startPosition);
-                final UnsafeBufferPosition publisherLimit =
-                    newPosition("pub-lmt: " + label, CounterTypes.PUBLISHER_LIMIT_TYPE_ID, sessionId, streamId);
-                allocated.add(publisherLimit);
-                final UnsafeBufferPosition publisherPosition =
-                    newPosition("pub-pos: " + label, CounterTypes.PUBLISHER_POSITION_TYPE_ID, sessionId, streamId);
-                allocated.add(publisherPosition);
-                final AtomicCounter backPressure = countersManager.newCounter(
-                    "back-pressure: " + label, CounterTypes.BACK_PRESSURE_EVENTS_TYPE_ID,
-                    (key) -> putKey(key, sessionId, streamId));
-                allocated.add(backPressure);
+                final PublicationCounters counters = newPublicationCounters(label, sessionId, streamId, allocated);
+                final UnsafeBufferPosition publisherLimit = counters.publisherLimit();
+                final UnsafeBufferPosition publisherPosition = counters.publisherPosition();
+                final AtomicCounter backPressure = counters.backPressure();
                 publisherLimit.setRelease(startPosition);
                 final PublicationLog publicationLog =
                     new PublicationLog(logBuffers, sessionId, streamId, publisherLimit, registrationId);
