@@ -35,7 +35,8 @@ mount -t tmpfs tmpfs /run
 mkdir -p "/lib/modules/$KERNEL_VERSION" && mount --bind "$KERNEL_MODULES" "/lib/modules/$KERNEL_VERSION" \
     || finish "cannot bind the guest kernel's modules"
 guest_started=$(cut -d' ' -f1 /proc/uptime)
-note "up after ${guest_started}s of guest time; kernel $(uname -r)"
+note "up after ${guest_started}s of guest time; kernel $(uname -r);" \
+    "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 
 # --- rxe0 over a dummy netdev ------------------------------------------------------------------------------
 ip link set lo up
@@ -240,7 +241,7 @@ mkdir -p /dev/shm && mount -t tmpfs -o size=512m tmpfs /dev/shm
 bench_started=$(cut -d' ' -f1 /proc/uptime)
 run_bench() {
     timeout --kill-after=10 300 "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 -XX:+UseSerialGC \
-        -Xmx512m -XX:ErrorFile="$SHARED/hs_err_pid%p.log" \
+        -Xmx512m -XX:ErrorFile="$SHARED/hs_err_pid%p.log" -Dverbus.bench.connect.timeout.s=120 \
         -Dverbus.fabric.verbs.device=rxe0 -Dverbus.fabric.verbs.address="$RXE_ADDRESS" \
         -cp "$CLASSPATH" io.verbus.bench.BenchMain --only latency,seed \
         --contenders '^(verbus-rdma-verbs-direct-2p|tcp-socket|verbs-send-recv|verbs-rdma-write)$' \

@@ -67,7 +67,12 @@ public final class CrossProcessContender implements Contender
     static final int PONG_STREAM_ID = 3002;
     static final String TERM_LENGTH = "4m";
     static final String AERON_IPC_CHANNEL = "aeron:ipc?term-length=" + TERM_LENGTH;
-    private static final long CONNECT_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(30);
+    /**
+     * How long the two processes may take to connect: 30 s by default; {@code -Dverbus.bench.connect.timeout.s}
+     * raises it where JVMs start slowly (the Soft-RoCE guest's emulated CPU).
+     */
+    private static final long CONNECT_TIMEOUT_NS =
+        TimeUnit.SECONDS.toNanos(Long.getLong("verbus.bench.connect.timeout.s", 30));
     private static final int PONG_POLLS_PER_DUTY_CYCLE = 16;
     private static final int BYTES_PER_DUTY_CYCLE = 16 * 1024;
 
