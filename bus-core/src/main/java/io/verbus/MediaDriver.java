@@ -31,7 +31,10 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  * The dir holds {@code cnc.dat} (the command ring, the broadcast buffer, the error log and the heartbeat, see
  * {@link CncFile}), {@code counters.dat} (as for an embedded driver, so {@code ./verbus stat --dir D} reads it) and
- * the {@code ipc} log files, each deleted when its log is retired. A client silent for
+ * the {@code ipc} log files, each deleted when its log is retired, and {@code aeron/}, the dir of the Aeron media
+ * driver this driver runs for its clients' {@code aeron:} channels (each client connects its own Aeron client to it,
+ * Aeron's model); with {@link Verbus.Context#aeronDirectoryName(String)} set, the driver attaches to that running
+ * Aeron driver instead and its clients follow it. A client silent for
  * {@link Verbus.Context#clientLivenessTimeoutNs()} is taken for dead: its publications and subscriptions are closed
  * as if it had closed them, so the other clients carry on.
  */
@@ -86,7 +89,9 @@ public final class MediaDriver implements AutoCloseable
         CncFile cnc = null;
         try
         {
-            cnc = CncFile.create(dir, context.clientLivenessTimeoutNs());
+            // Clients' aeron: channels are Aeron clients of this Aeron driver: launched now (or attached to, when the
+            // context names one) so that its dir can go into the cnc file for them to find.
+            cnc = CncFile.create(dir, context.clientLivenessTimeoutNs(), driver.aeronDirectoryName());
             this.cncFile = cnc;
             this.errorLog = new DistinctErrorLog(cnc.errorLogBuffer(), SystemEpochClock.INSTANCE);
             this.clients = new DriverClients(driver, cnc, context);
@@ -194,6 +199,12 @@ public final class MediaDriver implements AutoCloseable
         return context.dir();
     }
 
+    /** @return the dir of the Aeron media driver that serves the clients' {@code aeron:} channels. */
+    public String aeronDirectoryName()
+    {
+        return cncFile.aeronDirectoryName();
+    }
+
     /** @return how many clients are attached (they sent a command or keepalive within the liveness timeout). */
     public int clientCount()
     {
@@ -220,8 +231,8 @@ public final class MediaDriver implements AutoCloseable
     }
 
     /**
-     * {@code ./verbus driver [--dir D] [--threading-mode M] [--idle-strategy S] [--client-timeout-ms N]}: runs until
-     * SIGINT or SIGTERM.
+     * {@code ./verbus driver [--dir D] [--threading-mode M] [--idle-strategy S] [--client-timeout-ms N]
+     * [--aeron-dir A]}: runs until SIGINT or SIGTERM.
      *
      * @param args as above.
      */
@@ -234,7 +245,9 @@ public final class MediaDriver implements AutoCloseable
             if ("--help".equals(arg) || "-h".equals(arg))
             {
                 System.out.println("usage: ./verbus driver [--dir D] [--threading-mode SHARED|DEDICATED] " +
-                    "[--idle-strategy backoff|sleeping|yielding|busy-spin] [--client-timeout-ms N]");
+                    "[--idle-strategy backoff|sleeping|yielding|busy-spin] [--client-timeout-ms N] [--aeron-dir A]");
+                System.out.println("  --aeron-dir A  serve clients' aeron: channels through the Aeron media driver " +
+                    "already running in A (default: one this driver launches in D/aeron)");
                 return;
             }
             if (i + 1 >= args.length)
@@ -247,6 +260,7 @@ public final class MediaDriver implements AutoCloseable
                 case "--dir" -> context.dir(value);
                 case "--threading-mode" -> context.threadingMode(ThreadingMode.valueOf(value.toUpperCase()));
                 case "--idle-strategy" -> context.idleStrategy(value);
+                case "--aeron-dir" -> context.aeronDirectoryName(value);
                 case "--client-timeout-ms" ->
                     context.clientLivenessTimeoutNs(TimeUnit.MILLISECONDS.toNanos(Long.parseLong(value)));
                 default -> throw new IllegalArgumentException("unknown option " + arg + " (--help lists them)");
@@ -261,7 +275,8 @@ public final class MediaDriver implements AutoCloseable
             MediaDriver driver = launch(context))
         {
             System.out.println("verbus driver: dir " + driver.dir() + ", pid " + ProcessHandle.current().pid() +
-                ", counters " + Path.of(driver.dir()).resolve(CountersFile.FILE_NAME) + "; Ctrl-C to stop");
+                ", counters " + Path.of(driver.dir()).resolve(CountersFile.FILE_NAME) + ", aeron: channels through " +
+                "the Aeron driver at " + driver.aeronDirectoryName() + "; Ctrl-C to stop");
             System.out.flush();
             barrier.await();
             System.out.println("verbus driver: stopping");
