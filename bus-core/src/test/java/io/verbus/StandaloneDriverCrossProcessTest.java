@@ -26,11 +26,13 @@ import static org.junit.jupiter.api.Assertions.fail;
  * between two client processes through the driver's log, kill -9 of a client, kill -9 of the driver.
  * <p>
  * Message count of the exchange: {@code -Dverbus.standalone.messages=N} (default 1,000,000; the 10,000,000 form
- * is {@code -Dverbus.standalone.messages=10000000}).
+ * is {@code -Dverbus.standalone.messages=10000000}); of the {@code aeron:ipc} exchange through the driver's Aeron
+ * media driver: {@code -Dverbus.standalone.aeron.messages=N} (default 100,000).
  */
 class StandaloneDriverCrossProcessTest
 {
     private static final long MESSAGES = Long.getLong("verbus.standalone.messages", 1_000_000);
+    private static final long AERON_MESSAGES = Long.getLong("verbus.standalone.aeron.messages", 100_000);
 
     @TempDir
     Path tempDir;
@@ -123,7 +125,12 @@ class StandaloneDriverCrossProcessTest
 
     private Child start(final String... args) throws Exception
     {
-        final Child child = new Child(new ProcessBuilder(TestSupport.childJava(StandaloneDriverChild.class, args))
+        return start(StandaloneDriverChild.class, args);
+    }
+
+    private Child start(final Class<?> mainClass, final String... args) throws Exception
+    {
+        final Child child = new Child(new ProcessBuilder(TestSupport.childJava(mainClass, args))
             .redirectErrorStream(true).start());
         children.add(child);
         return child;
@@ -153,6 +160,32 @@ class StandaloneDriverCrossProcessTest
         assertEquals(Long.toString(MESSAGES), receivedParts[1]);
         assertEquals(sentParts[3], receivedParts[3], "checksums: " + sent + " / " + received);
         System.out.println("standalone driver, 2 client processes: " + sent + " / " + received);
+        assertTrue(driver.process.isAlive());
+    }
+
+    /**
+     * {@code ./verbus driver}'s own main class as the driver: two client processes exchange {@code aeron:ipc} through
+     * the Aeron media driver it runs, each process with its own Aeron client.
+     */
+    @Test
+    void shouldExchangeAeronIpcMessagesBetweenTwoClientProcessesThroughTheDriversAeronDriver() throws Exception
+    {
+        final Child driver = start(MediaDriver.class, "--dir", dir(), "--idle-strategy", "backoff");
+        final String banner = driver.awaitLine("verbus driver: dir", 30_000);
+        assertTrue(banner.contains("aeron: channels through the Aeron driver at " + Path.of(dir(), "aeron")), banner);
+        final String count = Long.toString(AERON_MESSAGES);
+        final Child subscriber = start("subscriber", dir(), "1002", count, "2", "aeron:ipc");
+        subscriber.awaitLine("SUBSCRIBED", 30_000);
+        final Child publisher = start("publisher", dir(), "1002", count, "aeron:ipc");
+
+        final long timeoutMs = 60_000 + AERON_MESSAGES / 10;
+        final String sent = publisher.awaitLine("SENT", timeoutMs);
+        final String received = subscriber.awaitLine("RECEIVED", timeoutMs);
+        assertEquals(0, subscriber.awaitExit(30_000), subscriber.lines.toString());
+        assertEquals(0, publisher.awaitExit(30_000), publisher.lines.toString());
+        assertEquals(count, received.split(" ")[1]);
+        assertEquals(sent.split(" ")[3], received.split(" ")[3], "checksums: " + sent + " / " + received);
+        System.out.println("standalone driver, aeron:ipc, 2 client processes: " + sent + " / " + received);
         assertTrue(driver.process.isAlive());
     }
 
@@ -267,11 +300,23 @@ class StandaloneDriverCrossProcessTest
     @Test
     void shouldTellEveryClientWhenTheDriverIsKilled() throws Exception
     {
+        shouldTellEveryClientWhenTheDriverIsKilled("ipc");
+    }
+
+    /** The clients' Aeron clients go with the driver (its Aeron media driver dies with it). */
+    @Test
+    void shouldTellEveryClientOfAeronChannelsWhenTheDriverIsKilled() throws Exception
+    {
+        shouldTellEveryClientWhenTheDriverIsKilled("aeron:ipc");
+    }
+
+    private void shouldTellEveryClientWhenTheDriverIsKilled(final String channel) throws Exception
+    {
         final long driverTimeoutMs = 2_000;
         final Child driver = start("driver", dir(), "10000");
         driver.awaitLine("DRIVER READY", 30_000);
-        final Child watcherOne = start("watcher", dir(), Long.toString(driverTimeoutMs));
-        final Child watcherTwo = start("watcher", dir(), Long.toString(driverTimeoutMs));
+        final Child watcherOne = start("watcher", dir(), Long.toString(driverTimeoutMs), channel);
+        final Child watcherTwo = start("watcher", dir(), Long.toString(driverTimeoutMs), channel);
         watcherOne.awaitLine("WATCHING", 30_000);
         watcherTwo.awaitLine("WATCHING", 30_000);
 
@@ -283,17 +328,20 @@ class StandaloneDriverCrossProcessTest
             final long seenAfterMs = Long.parseLong(line.split(" ")[3]) - killedAtMs;
             assertTrue(seenAfterMs <= driverTimeoutMs + 2_000, "seen " + seenAfterMs + " ms after the kill: " + line);
             assertEquals(0, watcher.awaitExit(30_000), watcher.lines.toString());
-            System.out.println("kill -9 of the driver: seen by a client " + seenAfterMs + " ms later");
+            System.out.println(
+                "kill -9 of the driver (" + channel + "): seen by a client " + seenAfterMs + " ms later");
         }
 
-        // The killed driver left its log files; a new driver on the dir sweeps them and serves clients again.
-        assertTrue(countLogFiles() > 0);
+        // The killed driver left its log files (ipc: Verbus's; aeron:ipc: its Aeron driver's, in D/aeron); a new
+        // driver on the dir sweeps them and serves clients again.
+        final boolean nativeLogs = "ipc".equals(channel);
+        assertTrue(!nativeLogs || countLogFiles() > 0);
         try (MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
             Verbus client = Verbus.connect(new Verbus.Context().dir(dir())))
         {
             assertEquals(0, countLogFiles());
-            final Subscription subscription = client.addSubscription("ipc", 4);
-            final Publication publication = client.addPublication("ipc", 4);
+            final Subscription subscription = client.addSubscription(channel, 4);
+            final Publication publication = client.addPublication(channel, 4);
             await("connected", publication::isConnected);
             assertEquals(1, subscription.imageCount());
         }
