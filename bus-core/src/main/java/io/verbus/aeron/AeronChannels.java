@@ -143,7 +143,8 @@ public final class AeronChannels implements AutoCloseable
         catch (final DriverTimeoutException ex)
         {
             throw new IllegalStateException("no live Aeron media driver at " + aeronDir + " (nothing answered within " +
-                driverTimeoutMs + " ms): start one there, or leave aeronDirectoryName unset for an embedded one", ex);
+                driverTimeoutMs + " ms): start one there, or leave aeronDirectoryName (verbus.aeron.dir, --aeron-dir) " +
+                "unset for Verbus's own", ex);
         }
     }
 
