@@ -83,6 +83,8 @@ final class ClientConductor implements VerbusBackend, Agent
     private final List<LogBuffers> mapped = new ArrayList<>();
     private final AgentRunner runner;
     private volatile AeronChannels aeronChannels;
+    /** The Aeron client of a driver found gone, closed by the next duty cycle outside the lock. */
+    private volatile AeronChannels orphanedAeronChannels;
     private long lastKeepaliveNs;
     private long awaitedCorrelationId = -1;
     private int awaitedType;
@@ -160,6 +162,21 @@ final class ClientConductor implements VerbusBackend, Agent
 
     public int doWork()
     {
+        final int work = doLockedWork();
+        final AeronChannels orphaned = orphanedAeronChannels;
+        if (null != orphaned)
+        {
+            // Outside the lock: Aeron's close calls unavailable-image handlers, which may call back into this client.
+            orphaned.close();
+            orphanedAeronChannels = null;
+            isClosed = true;
+            return work + 1;
+        }
+        return work;
+    }
+
+    private int doLockedWork()
+    {
         synchronized (lock)
         {
             if (isClosed && driverGone && lingering.isEmpty())
@@ -235,7 +252,7 @@ final class ClientConductor implements VerbusBackend, Agent
         }
         driverGone = true;
         awaitedCorrelationId = -1;
-        CloseHelper.quietClose(aeronChannels);
+        orphanedAeronChannels = aeronChannels;
         for (final LogPublication publication : new ArrayList<>(publications.values()))
         {
             publication.close();
@@ -255,7 +272,12 @@ final class ClientConductor implements VerbusBackend, Agent
         }
         finally
         {
-            isClosed = true; // after the handler: whoever sees isClosed() also finds the error reported
+            // After the handler: whoever sees isClosed() also finds the error reported. With an Aeron client to close,
+            // after that close (doWork, outside the lock), so that isClosed() also means its channels are closed.
+            if (null == orphanedAeronChannels)
+            {
+                isClosed = true;
+            }
         }
     }
 
@@ -710,7 +732,7 @@ final class ClientConductor implements VerbusBackend, Agent
 
     private void ensureOpen()
     {
-        if (isClosed)
+        if (isClosed || driverGone)
         {
             throw new IllegalStateException(driverGone ? "Verbus is closed: its driver is gone" : "Verbus is closed");
         }

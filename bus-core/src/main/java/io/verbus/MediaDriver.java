@@ -1,5 +1,6 @@
 package io.verbus;
 
+import io.verbus.aeron.AeronChannels;
 import io.verbus.counters.CountersFile;
 import io.verbus.driver.CncFile;
 import io.verbus.driver.IdleStrategies;
@@ -47,6 +48,8 @@ public final class MediaDriver implements AutoCloseable
     private final CncFile cncFile;
     private final DriverClients clients;
     private final AgentRunner clientsRunner;
+    /** The Aeron media driver for clients' aeron: channels, or null when attached to one already running. */
+    private final io.aeron.driver.MediaDriver aeronDriver;
     private volatile DistinctErrorLog errorLog;
     private volatile boolean isClosed;
 
@@ -87,11 +90,26 @@ public final class MediaDriver implements AutoCloseable
             }
         }
         CncFile cnc = null;
+        io.aeron.driver.MediaDriver launchedAeronDriver = null;
         try
         {
-            // Clients' aeron: channels are Aeron clients of this Aeron driver: launched now (or attached to, when the
-            // context names one) so that its dir can go into the cnc file for them to find.
-            cnc = CncFile.create(dir, context.clientLivenessTimeoutNs(), driver.aeronDirectoryName());
+            // Clients' aeron: channels are Aeron clients of this Aeron driver: launched now (or checked alive, when the
+            // context names a running one) so that its dir can go into the cnc file for them to find.
+            final String aeronDir;
+            if (null != context.aeronDirectoryName())
+            {
+                aeronDir = context.aeronDirectoryName();
+                AeronChannels.connect(aeronDir, ThreadingMode.SHARED, context.idleStrategy(),
+                    context.driverTimeoutMs(), context.errorHandler()).close();
+            }
+            else
+            {
+                launchedAeronDriver = AeronChannels.launchDriver(
+                    dir, context.threadingMode(), context.idleStrategy(), context.termLength(), context.errorHandler());
+                aeronDir = launchedAeronDriver.aeronDirectoryName();
+            }
+            this.aeronDriver = launchedAeronDriver;
+            cnc = CncFile.create(dir, context.clientLivenessTimeoutNs(), aeronDir);
             this.cncFile = cnc;
             this.errorLog = new DistinctErrorLog(cnc.errorLogBuffer(), SystemEpochClock.INSTANCE);
             this.clients = new DriverClients(driver, cnc, context);
@@ -104,6 +122,7 @@ public final class MediaDriver implements AutoCloseable
         catch (final RuntimeException ex)
         {
             CloseHelper.quietClose(cnc);
+            CloseHelper.quietClose(launchedAeronDriver);
             driver.close();
             throw ex;
         }
@@ -227,6 +246,7 @@ public final class MediaDriver implements AutoCloseable
         isClosed = true;
         CloseHelper.quietClose(clientsRunner);
         driver.close();
+        CloseHelper.quietClose(aeronDriver);
         cncFile.close();
     }
 

@@ -776,17 +776,6 @@ final class VerbusDriver implements VerbusBackend
         return aeron;
     }
 
-    /**
-     * For a standalone driver, at launch: starts (or attaches to) the Aeron media driver its clients' {@code aeron:}
-     * channels use.
-     *
-     * @return that driver's Aeron dir.
-     */
-    String aeronDirectoryName()
-    {
-        return aeronChannels().aeronDirectoryName();
-    }
-
     /** @return the lock control operations run under (a standalone driver sends its responses under it too). */
     Object lock()
     {

@@ -19,11 +19,12 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The Aeron client that serves a Verbus's {@code aeron:ipc} and {@code aeron:udp} channels behind the Verbus
- * interfaces, connected to one of three Aeron media drivers:
+ * interfaces, connected to an Aeron media driver in one of two ways:
  * <ul>
  *   <li>{@link #launchEmbedded}: a driver embedded in this Verbus (the default), started on first use with its dir
  *   inside the Verbus dir, the Verbus threading mode and idle strategy, and the Verbus term length (Aeron's 64 MiB IPC
- *   default would map 192 MiB per stream). A standalone Verbus driver launches one this way for its clients.</li>
+ *   default would map 192 MiB per stream). A standalone Verbus driver runs one for its clients with
+ *   {@link #launchDriver}, without a client of its own.</li>
  *   <li>{@link #connect}: a driver that runs elsewhere on the host, shared with other Aeron clients, Aeron's own
  *   model: the standalone Verbus driver's, or any Aeron media driver named by
  *   {@code Verbus.Context.aeronDirectoryName}. Its settings (term length, threading) are that driver's own.</li>
@@ -72,9 +73,45 @@ public final class AeronChannels implements AutoCloseable
         final long driverTimeoutMs,
         final ErrorHandler errorHandler)
     {
-        final String aeronDir = verbusDir.resolve(AERON_DIR_NAME).toString();
-        final MediaDriver.Context driverContext = new MediaDriver.Context()
-            .aeronDirectoryName(aeronDir)
+        MediaDriver launchedDriver = null;
+        try
+        {
+            launchedDriver = launchDriver(verbusDir, threadingMode, idleStrategyName, termLength, errorHandler);
+            final Aeron.Context clientContext =
+                clientContext(launchedDriver.aeronDirectoryName(), idleStrategyName, driverTimeoutMs, errorHandler);
+            if (ThreadingMode.INVOKER == threadingMode)
+            {
+                clientContext.useConductorAgentInvoker(true).driverAgentInvoker(launchedDriver.sharedAgentInvoker());
+            }
+            return new AeronChannels(launchedDriver, Aeron.connect(clientContext));
+        }
+        catch (final RuntimeException ex)
+        {
+            CloseHelper.quietClose(launchedDriver);
+            throw ex;
+        }
+    }
+
+    /**
+     * Launches an Aeron media driver in {@code <verbusDir>/aeron} with no client of its own: the embedded one, or the
+     * one a standalone Verbus driver runs for its clients (whose own Aeron clients connect to it).
+     *
+     * @param verbusDir        the Verbus dir.
+     * @param threadingMode    the Verbus threading mode, mapped onto Aeron's.
+     * @param idleStrategyName for every Aeron agent.
+     * @param termLength       for IPC and network publications.
+     * @param errorHandler     for driver errors.
+     * @return the running driver; its dir is deleted when it closes.
+     */
+    public static MediaDriver launchDriver(
+        final Path verbusDir,
+        final ThreadingMode threadingMode,
+        final String idleStrategyName,
+        final int termLength,
+        final ErrorHandler errorHandler)
+    {
+        return MediaDriver.launchEmbedded(new MediaDriver.Context()
+            .aeronDirectoryName(verbusDir.resolve(AERON_DIR_NAME).toString())
             .dirDeleteOnStart(true)
             .dirDeleteOnShutdown(true)
             .warnIfDirectoryExists(false)
@@ -91,25 +128,7 @@ public final class AeronChannels implements AutoCloseable
             .sharedIdleStrategy(IdleStrategies.newIdleStrategy(idleStrategyName))
             .ipcTermBufferLength(termLength)
             .publicationTermBufferLength(termLength)
-            .errorHandler(errorHandler);
-
-        MediaDriver launchedDriver = null;
-        try
-        {
-            launchedDriver = MediaDriver.launchEmbedded(driverContext);
-            final Aeron.Context clientContext =
-                clientContext(launchedDriver.aeronDirectoryName(), idleStrategyName, driverTimeoutMs, errorHandler);
-            if (ThreadingMode.INVOKER == threadingMode)
-            {
-                clientContext.useConductorAgentInvoker(true).driverAgentInvoker(launchedDriver.sharedAgentInvoker());
-            }
-            return new AeronChannels(launchedDriver, Aeron.connect(clientContext));
-        }
-        catch (final RuntimeException ex)
-        {
-            CloseHelper.quietClose(launchedDriver);
-            throw ex;
-        }
+            .errorHandler(errorHandler));
     }
 
     /**
@@ -143,8 +162,8 @@ public final class AeronChannels implements AutoCloseable
         catch (final DriverTimeoutException ex)
         {
             throw new IllegalStateException("no live Aeron media driver at " + aeronDir + " (nothing answered within " +
-                driverTimeoutMs + " ms): start one there, or leave aeronDirectoryName (verbus.aeron.dir, --aeron-dir) " +
-                "unset for Verbus's own", ex);
+                driverTimeoutMs + " ms): start one there, or leave aeronDirectoryName (verbus.aeron.dir, " +
+                "--aeron-dir) unset for Verbus's own", ex);
         }
     }
 
