@@ -88,6 +88,37 @@ class AeronDriverAttachTest
         }
     }
 
+    /** Aeron's own driver timeout reports an attached driver that stops, and closes the channels on it. */
+    @Test
+    void shouldReportAnAttachedAeronDriverThatStops()
+    {
+        final Path aeronDir = tempDir.resolve("plain-aeron");
+        final java.util.concurrent.atomic.AtomicReference<Throwable> error =
+            new java.util.concurrent.atomic.AtomicReference<>();
+        final io.aeron.driver.MediaDriver aeronDriver = launchAeronDriver(aeronDir);
+        try (Verbus verbus = Verbus.launch(TestSupport.context(tempDir).aeronDirectoryName(aeronDir.toString())
+            .driverTimeoutMs(1_000).errorHandler((t) -> error.compareAndSet(null, t))))
+        {
+            final Publication publication = verbus.addPublication("aeron:ipc", 45);
+            final Subscription subscription = verbus.addSubscription("aeron:ipc", 45);
+            await("connected", publication::isConnected);
+
+            aeronDriver.close();
+            final long stoppedNs = System.nanoTime();
+            // Aeron closes the client's publications and subscriptions, then reports the timeout.
+            await("the channels closed and the error reported",
+                () -> publication.isClosed() && subscription.isClosed() && null != error.get());
+            assertInstanceOf(DriverTimeoutException.class, error.get());
+            assertEquals(Publication.CLOSED, publication.offer(new UnsafeBuffer(new byte[8]), 0, 8));
+            System.out.println("attached Aeron driver stopped: reported " +
+                (System.nanoTime() - stoppedNs) / 1_000_000 + " ms later (driver timeout 1000 ms): " + error.get());
+        }
+        finally
+        {
+            aeronDriver.close();
+        }
+    }
+
     /** Sends {@link #MESSAGES} sequence numbers and checks that each arrives once, in order. */
     private static void exchange(
         final java.util.function.BooleanSupplier connected,

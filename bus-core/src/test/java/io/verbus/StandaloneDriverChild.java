@@ -36,6 +36,7 @@ public final class StandaloneDriverChild
         switch (role)
         {
             case "driver" -> runDriver(dir, Long.parseLong(args[2]));
+            case "aeron-driver" -> runAeronDriver(dir);
             case "publisher" -> runPublisher(dir, Integer.parseInt(args[2]), Long.parseLong(args[3]),
                 channel(args, 4));
             case "subscriber" -> runSubscriber(dir, Integer.parseInt(args[2]), Long.parseLong(args[3]),
@@ -59,6 +60,21 @@ public final class StandaloneDriverChild
             .clientLivenessTimeoutNs(TimeUnit.MILLISECONDS.toNanos(clientTimeoutMs))))
         {
             System.out.println("DRIVER READY");
+            System.out.flush();
+            Thread.sleep(Long.MAX_VALUE);
+        }
+    }
+
+    /** A plain Aeron media driver in {@code dir}, for Verbus processes to attach to (Context.aeronDirectoryName). */
+    private static void runAeronDriver(final String dir) throws Exception
+    {
+        try (io.aeron.driver.MediaDriver ignored = io.aeron.driver.MediaDriver.launch(
+            new io.aeron.driver.MediaDriver.Context().aeronDirectoryName(dir)
+                .threadingMode(io.aeron.driver.ThreadingMode.SHARED)
+                .sharedIdleStrategy(new org.agrona.concurrent.SleepingMillisIdleStrategy(1))
+                .ipcTermBufferLength(64 * 1024).dirDeleteOnStart(true)))
+        {
+            System.out.println("AERON DRIVER READY");
             System.out.flush();
             Thread.sleep(Long.MAX_VALUE);
         }

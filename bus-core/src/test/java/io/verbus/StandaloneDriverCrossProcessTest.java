@@ -348,6 +348,47 @@ class StandaloneDriverCrossProcessTest
         }
     }
 
+    /**
+     * A Verbus attached to a plain Aeron media driver in another process ({@code Context.aeronDirectoryName}): the
+     * driver's kill -9 is reported by Aeron's own driver timeout, and the channels on it close.
+     */
+    @Test
+    void shouldReportAKilledAeronDriverToAVerbusAttachedToIt() throws Exception
+    {
+        final long driverTimeoutMs = 2_000;
+        final String aeronDir = tempDir.resolve("aeron-elsewhere").toString();
+        final Child aeronDriver = start("aeron-driver", aeronDir);
+        aeronDriver.awaitLine("AERON DRIVER READY", 30_000);
+        final java.util.concurrent.atomic.AtomicReference<Throwable> error =
+            new java.util.concurrent.atomic.AtomicReference<>();
+        try (Verbus verbus = Verbus.launch(TestSupport.context(tempDir).aeronDirectoryName(aeronDir)
+            .driverTimeoutMs(driverTimeoutMs).errorHandler((t) -> error.compareAndSet(null, t))))
+        {
+            final Subscription subscription = verbus.addSubscription("aeron:ipc", 6);
+            final Publication publication = verbus.addPublication("aeron:ipc", 6);
+            await("connected", publication::isConnected);
+            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[8]);
+            final long[] received = {0};
+            await("a message through the other process's driver", () -> received[0] > 0, () ->
+            {
+                publication.offer(buffer, 0, 8);
+                subscription.poll((b, o, l, h) -> received[0]++, 10);
+            });
+
+            aeronDriver.kill9();
+            final long killedNs = System.nanoTime();
+            // Aeron closes the client's publications and subscriptions, then reports the timeout.
+            await("the channels closed and the error reported",
+                () -> publication.isClosed() && subscription.isClosed() && null != error.get());
+            final long seenAfterMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedNs);
+            assertTrue(error.get() instanceof io.aeron.exceptions.DriverTimeoutException, String.valueOf(error.get()));
+            assertEquals(Publication.CLOSED, publication.offer(buffer, 0, 8));
+            assertTrue(seenAfterMs <= driverTimeoutMs + 2_000, "seen " + seenAfterMs + " ms after the kill");
+            System.out.println(
+                "kill -9 of an attached Aeron driver: seen " + seenAfterMs + " ms later: " + error.get());
+        }
+    }
+
     private long countLogFiles() throws java.io.IOException
     {
         try (java.util.stream.Stream<Path> files = java.nio.file.Files.list(Path.of(dir())))
