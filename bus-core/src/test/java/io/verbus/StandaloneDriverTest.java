@@ -133,8 +133,25 @@ class StandaloneDriverTest
             await("connected again", () -> pub.isConnected() && 1 == again.imageCount(), client::invoke);
             pub.close();
             await("image gone", again::hasNoImages, client::invoke);
+
+            // The INVOKER client's Aeron client runs its conductor in invoke() too: images arrive through it.
+            final Subscription aeronSub = client.addSubscription("aeron:ipc", 4);
+            final Publication aeronPub = other.addPublication("aeron:ipc", 4);
+            await("aeron:ipc connected", () -> aeronPub.isConnected() && 1 == aeronSub.imageCount(), client::invoke);
+            final long[] aeronReceived = new long[1];
+            for (int i = 0; i < 1000; i++)
+            {
+                buffer.putInt(0, i);
+                while (aeronPub.offer(buffer, 0, 16) < 0)
+                {
+                    aeronSub.poll((b, o, l, h) -> aeronReceived[0]++, 10);
+                }
+            }
+            await("all aeron:ipc received", () -> 1000 == aeronReceived[0],
+                () -> aeronSub.poll((b, o, l, h) -> aeronReceived[0]++, 10));
             client.close();
             assertTrue(again.isClosed());
+            assertTrue(aeronSub.isClosed());
             await("one client", () -> 1 == driver.clientCount());
         }
     }
