@@ -2,6 +2,7 @@ package io.verbus;
 
 import io.aeron.exceptions.DriverTimeoutException;
 import io.aeron.logbuffer.LogBufferDescriptor;
+import io.verbus.aeron.AeronChannels;
 import io.verbus.counters.CountersFile;
 import io.verbus.driver.CncFile;
 import io.verbus.driver.DriverProtocol;
@@ -46,6 +47,10 @@ import java.util.concurrent.locks.LockSupport;
  * the log and writes its position into the counter the driver allocated for it. Nothing on the hot path goes through
  * the driver.
  * <p>
+ * {@code aeron:} channels go to an Aeron client of this process, connected on first use to the Aeron media driver
+ * the standalone driver names in its cnc file (or to the one {@link Verbus.Context#aeronDirectoryName()} names): the
+ * Aeron way, many clients sharing one Aeron driver. It closes with this client, and when the Verbus driver is gone.
+ * <p>
  * All control state is guarded by one lock; the conductor thread (or {@link #invoke()} in INVOKER mode) takes it to
  * read the broadcast, send keepalives, watch the driver heartbeat and unmap retired logs after the linger.
  */
@@ -53,6 +58,12 @@ final class ClientConductor implements VerbusBackend, Agent
 {
     private static final System.Logger LOGGER = System.getLogger(Verbus.class.getName());
     private static final long MAX_KEEPALIVE_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(500);
+
+    /**
+     * Registration ids this client makes up itself (for {@code Verbus.asyncAdd*} failures) count from here: above the
+     * driver's native ids (from {@link VerbusDriver#FIRST_REGISTRATION_ID}) and the Aeron driver's (from 0).
+     */
+    private static final long FIRST_LOCAL_REGISTRATION_ID = 1L << 48;
 
     private final Object lock = new Object();
     private final Verbus.Context context;
@@ -71,6 +82,9 @@ final class ClientConductor implements VerbusBackend, Agent
     private final ArrayDeque<Lingering> lingering = new ArrayDeque<>();
     private final List<LogBuffers> mapped = new ArrayList<>();
     private final AgentRunner runner;
+    private volatile AeronChannels aeronChannels;
+    /** The Aeron client of a driver found gone, closed by the next duty cycle outside the lock. */
+    private volatile AeronChannels orphanedAeronChannels;
     private long lastKeepaliveNs;
     private long awaitedCorrelationId = -1;
     private int awaitedType;
@@ -148,6 +162,21 @@ final class ClientConductor implements VerbusBackend, Agent
 
     public int doWork()
     {
+        final int work = doLockedWork();
+        final AeronChannels orphaned = orphanedAeronChannels;
+        if (null != orphaned)
+        {
+            // Outside the lock: Aeron's close calls unavailable-image handlers, which may call back into this client.
+            orphaned.close();
+            orphanedAeronChannels = null;
+            isClosed = true;
+            return work + 1;
+        }
+        return work;
+    }
+
+    private int doLockedWork()
+    {
         synchronized (lock)
         {
             if (isClosed && driverGone && lingering.isEmpty())
@@ -223,6 +252,7 @@ final class ClientConductor implements VerbusBackend, Agent
         }
         driverGone = true;
         awaitedCorrelationId = -1;
+        orphanedAeronChannels = aeronChannels;
         for (final LogPublication publication : new ArrayList<>(publications.values()))
         {
             publication.close();
@@ -242,7 +272,12 @@ final class ClientConductor implements VerbusBackend, Agent
         }
         finally
         {
-            isClosed = true; // after the handler: whoever sees isClosed() also finds the error reported
+            // After the handler: whoever sees isClosed() also finds the error reported. With an Aeron client to close,
+            // after that close (doWork, outside the lock), so that isClosed() also means its channels are closed.
+            if (null == orphanedAeronChannels)
+            {
+                isClosed = true;
+            }
         }
     }
 
@@ -371,19 +406,40 @@ final class ClientConductor implements VerbusBackend, Agent
         lingering.addLast(new Lingering(context.nanoClock().nanoTime() + context.lingerTimeoutNs(), logBuffers));
     }
 
-    private static void checkServed(final ChannelUri uri, final String channel, final boolean publication)
+    /**
+     * @return the Aeron client of {@code aeron:} channels, connected on first use (under the lock, so once) to the
+     * Aeron driver this context names, else to the standalone driver's.
+     */
+    private AeronChannels aeronChannels()
     {
-        if (uri.isAeron())
+        AeronChannels aeron = aeronChannels;
+        if (null == aeron)
         {
-            throw new IllegalArgumentException("channel '" + channel + "': a client of a standalone Verbus driver " +
-                "(Verbus.connect) has ipc and media (rdma:) channels; aeron: channels need Verbus.launch");
+            synchronized (lock)
+            {
+                ensureOpen();
+                aeron = aeronChannels;
+                if (null == aeron)
+                {
+                    final String aeronDir = null != context.aeronDirectoryName() ?
+                        context.aeronDirectoryName() : cncFile.aeronDirectoryName();
+                    aeron = AeronChannels.connect(
+                        aeronDir, context.threadingMode(), context.idleStrategy(), driverTimeoutMs, errorHandler);
+                    aeronChannels = aeron;
+                }
+            }
         }
+        return aeron;
     }
 
     public Publication addPublication(final String channel, final int streamId, final boolean exclusive)
     {
         final ChannelUri uri = ChannelUri.parse(channel);
-        checkServed(uri, channel, true);
+        if (uri.isAeron())
+        {
+            ensureOpen();
+            return aeronChannels().addPublication(channel, streamId, exclusive);
+        }
         synchronized (lock)
         {
             ensureOpen();
@@ -444,7 +500,11 @@ final class ClientConductor implements VerbusBackend, Agent
         final UnavailableImageHandler unavailableImageHandler)
     {
         final ChannelUri uri = ChannelUri.parse(channel);
-        checkServed(uri, channel, false);
+        if (uri.isAeron())
+        {
+            ensureOpen();
+            return aeronChannels().addSubscription(channel, streamId, availableImageHandler, unavailableImageHandler);
+        }
         synchronized (lock)
         {
             ensureOpen();
@@ -636,12 +696,22 @@ final class ClientConductor implements VerbusBackend, Agent
 
     public long nextRegistrationId()
     {
-        return toDriver.nextCorrelationId();
+        return FIRST_LOCAL_REGISTRATION_ID + toDriver.nextCorrelationId();
     }
 
     public int invoke()
     {
-        return null == runner ? doWork() : 0;
+        if (null != runner)
+        {
+            return 0;
+        }
+        int work = doWork();
+        final AeronChannels aeron = aeronChannels;
+        if (null != aeron && !aeron.isClosed())
+        {
+            work += aeron.invoke();
+        }
+        return work;
     }
 
     public CountersReader countersReader()
@@ -662,7 +732,7 @@ final class ClientConductor implements VerbusBackend, Agent
 
     private void ensureOpen()
     {
-        if (isClosed)
+        if (isClosed || driverGone)
         {
             throw new IllegalStateException(driverGone ? "Verbus is closed: its driver is gone" : "Verbus is closed");
         }
@@ -697,6 +767,7 @@ final class ClientConductor implements VerbusBackend, Agent
             }
             driverGone = true;
         }
+        CloseHelper.quietClose(aeronChannels);
         CloseHelper.quietClose(runner);
         synchronized (lock)
         {

@@ -1,5 +1,6 @@
 package io.verbus;
 
+import io.verbus.aeron.AeronChannels;
 import io.verbus.counters.CountersFile;
 import io.verbus.driver.CncFile;
 import io.verbus.driver.IdleStrategies;
@@ -31,7 +32,10 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  * The dir holds {@code cnc.dat} (the command ring, the broadcast buffer, the error log and the heartbeat, see
  * {@link CncFile}), {@code counters.dat} (as for an embedded driver, so {@code ./verbus stat --dir D} reads it) and
- * the {@code ipc} log files, each deleted when its log is retired. A client silent for
+ * the {@code ipc} log files, each deleted when its log is retired, and {@code aeron/}, the dir of the Aeron media
+ * driver this driver runs for its clients' {@code aeron:} channels (each client connects its own Aeron client to it,
+ * Aeron's model); with {@link Verbus.Context#aeronDirectoryName(String)} set, the driver attaches to that running
+ * Aeron driver instead and its clients follow it. A client silent for
  * {@link Verbus.Context#clientLivenessTimeoutNs()} is taken for dead: its publications and subscriptions are closed
  * as if it had closed them, so the other clients carry on.
  */
@@ -44,6 +48,8 @@ public final class MediaDriver implements AutoCloseable
     private final CncFile cncFile;
     private final DriverClients clients;
     private final AgentRunner clientsRunner;
+    /** The Aeron media driver for clients' aeron: channels, or null when attached to one already running. */
+    private final io.aeron.driver.MediaDriver aeronDriver;
     private volatile DistinctErrorLog errorLog;
     private volatile boolean isClosed;
 
@@ -84,9 +90,26 @@ public final class MediaDriver implements AutoCloseable
             }
         }
         CncFile cnc = null;
+        io.aeron.driver.MediaDriver launchedAeronDriver = null;
         try
         {
-            cnc = CncFile.create(dir, context.clientLivenessTimeoutNs());
+            // Clients' aeron: channels are Aeron clients of this Aeron driver: launched now (or checked alive, when the
+            // context names a running one) so that its dir can go into the cnc file for them to find.
+            final String aeronDir;
+            if (null != context.aeronDirectoryName())
+            {
+                aeronDir = context.aeronDirectoryName();
+                AeronChannels.connect(aeronDir, ThreadingMode.SHARED, context.idleStrategy(),
+                    context.driverTimeoutMs(), context.errorHandler()).close();
+            }
+            else
+            {
+                launchedAeronDriver = AeronChannels.launchDriver(
+                    dir, context.threadingMode(), context.idleStrategy(), context.termLength(), context.errorHandler());
+                aeronDir = launchedAeronDriver.aeronDirectoryName();
+            }
+            this.aeronDriver = launchedAeronDriver;
+            cnc = CncFile.create(dir, context.clientLivenessTimeoutNs(), aeronDir);
             this.cncFile = cnc;
             this.errorLog = new DistinctErrorLog(cnc.errorLogBuffer(), SystemEpochClock.INSTANCE);
             this.clients = new DriverClients(driver, cnc, context);
@@ -99,6 +122,7 @@ public final class MediaDriver implements AutoCloseable
         catch (final RuntimeException ex)
         {
             CloseHelper.quietClose(cnc);
+            CloseHelper.quietClose(launchedAeronDriver);
             driver.close();
             throw ex;
         }
@@ -194,6 +218,12 @@ public final class MediaDriver implements AutoCloseable
         return context.dir();
     }
 
+    /** @return the dir of the Aeron media driver that serves the clients' {@code aeron:} channels. */
+    public String aeronDirectoryName()
+    {
+        return cncFile.aeronDirectoryName();
+    }
+
     /** @return how many clients are attached (they sent a command or keepalive within the liveness timeout). */
     public int clientCount()
     {
@@ -216,12 +246,13 @@ public final class MediaDriver implements AutoCloseable
         isClosed = true;
         CloseHelper.quietClose(clientsRunner);
         driver.close();
+        CloseHelper.quietClose(aeronDriver);
         cncFile.close();
     }
 
     /**
-     * {@code ./verbus driver [--dir D] [--threading-mode M] [--idle-strategy S] [--client-timeout-ms N]}: runs until
-     * SIGINT or SIGTERM.
+     * {@code ./verbus driver [--dir D] [--threading-mode M] [--idle-strategy S] [--client-timeout-ms N]
+     * [--aeron-dir A]}: runs until SIGINT or SIGTERM.
      *
      * @param args as above.
      */
@@ -234,7 +265,9 @@ public final class MediaDriver implements AutoCloseable
             if ("--help".equals(arg) || "-h".equals(arg))
             {
                 System.out.println("usage: ./verbus driver [--dir D] [--threading-mode SHARED|DEDICATED] " +
-                    "[--idle-strategy backoff|sleeping|yielding|busy-spin] [--client-timeout-ms N]");
+                    "[--idle-strategy backoff|sleeping|yielding|busy-spin] [--client-timeout-ms N] [--aeron-dir A]");
+                System.out.println("  --aeron-dir A  serve clients' aeron: channels through the Aeron media driver " +
+                    "already running in A (default: one this driver launches in D/aeron)");
                 return;
             }
             if (i + 1 >= args.length)
@@ -247,6 +280,7 @@ public final class MediaDriver implements AutoCloseable
                 case "--dir" -> context.dir(value);
                 case "--threading-mode" -> context.threadingMode(ThreadingMode.valueOf(value.toUpperCase()));
                 case "--idle-strategy" -> context.idleStrategy(value);
+                case "--aeron-dir" -> context.aeronDirectoryName(value);
                 case "--client-timeout-ms" ->
                     context.clientLivenessTimeoutNs(TimeUnit.MILLISECONDS.toNanos(Long.parseLong(value)));
                 default -> throw new IllegalArgumentException("unknown option " + arg + " (--help lists them)");
@@ -261,7 +295,8 @@ public final class MediaDriver implements AutoCloseable
             MediaDriver driver = launch(context))
         {
             System.out.println("verbus driver: dir " + driver.dir() + ", pid " + ProcessHandle.current().pid() +
-                ", counters " + Path.of(driver.dir()).resolve(CountersFile.FILE_NAME) + "; Ctrl-C to stop");
+                ", counters " + Path.of(driver.dir()).resolve(CountersFile.FILE_NAME) + ", aeron: channels through " +
+                "the Aeron driver at " + driver.aeronDirectoryName() + "; Ctrl-C to stop");
             System.out.flush();
             barrier.await();
             System.out.println("verbus driver: stopping");

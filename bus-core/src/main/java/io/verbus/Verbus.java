@@ -76,8 +76,12 @@ public final class Verbus implements AutoCloseable
      * Served through the driver: {@code ipc} channels, and media ({@code rdma:}) channels by the driver's media (a
      * publication sent by its sender agent, a subscription bridged from one driver-side media subscription per
      * channel and stream), and {@link #addCounter} (in the driver's counters file, freed when the counter or this
-     * client closes, or when the driver takes this client for dead). Not yet: {@code aeron:} channels, which throw
-     * naming the limit.
+     * client closes, or when the driver takes this client for dead), and {@code aeron:} channels, by an Aeron client
+     * of this process connected to the Aeron media driver the standalone driver runs (in {@code <dir>/aeron}, or the
+     * one it attached to with {@link Context#aeronDirectoryName(String)}; this context's own
+     * {@code aeronDirectoryName} wins if set). That client connects on the first {@code aeron:} channel and closes
+     * with this Verbus or when the standalone driver is gone; should the Aeron driver die alone, Aeron's own driver
+     * timeout ({@link Context#driverTimeoutMs()}) closes it and reports a {@code DriverTimeoutException}.
      *
      * @param context to use; concluded by this call. Its dir names the driver; the driver's settings (term length,
      *                MTU, threading) are the driver's own, except where a channel sets them.
@@ -413,6 +417,9 @@ public final class Verbus implements AutoCloseable
         /** Property for {@link #driverTimeoutMs(long)}. */
         public static final String DRIVER_TIMEOUT_PROP_NAME = "verbus.driver.timeout.ms";
 
+        /** Property for {@link #aeronDirectoryName(String)}. */
+        public static final String AERON_DIR_PROP_NAME = "verbus.aeron.dir";
+
         /** Property for {@link #clientLivenessTimeoutNs(long)}. */
         public static final String CLIENT_LIVENESS_TIMEOUT_PROP_NAME = "verbus.client.liveness.timeout.ns";
 
@@ -469,6 +476,7 @@ public final class Verbus implements AutoCloseable
         private long driverTimeoutMs = Long.getLong(DRIVER_TIMEOUT_PROP_NAME, DRIVER_TIMEOUT_MS_DEFAULT);
         private long clientLivenessTimeoutNs =
             Long.getLong(CLIENT_LIVENESS_TIMEOUT_PROP_NAME, CLIENT_LIVENESS_TIMEOUT_NS_DEFAULT);
+        private String aeronDirectoryName = System.getProperty(AERON_DIR_PROP_NAME);
         private ErrorHandler errorHandler;
         private AvailableImageHandler availableImageHandler = (image) -> {};
         private UnavailableImageHandler unavailableImageHandler = (image) -> {};
@@ -546,6 +554,11 @@ public final class Verbus implements AutoCloseable
             {
                 throw new IllegalArgumentException("driverTimeoutMs " + driverTimeoutMs + " must be at least 100");
             }
+            if (null != aeronDirectoryName && aeronDirectoryName.isBlank())
+            {
+                throw new IllegalArgumentException(
+                    "aeronDirectoryName must be null (Verbus's own Aeron driver) or a dir");
+            }
             if (clientLivenessTimeoutNs < TimeUnit.MILLISECONDS.toNanos(100))
             {
                 throw new IllegalArgumentException(
@@ -584,6 +597,35 @@ public final class Verbus implements AutoCloseable
         public Context clientLivenessTimeoutNs(final long clientLivenessTimeoutNs)
         {
             this.clientLivenessTimeoutNs = clientLivenessTimeoutNs;
+            return this;
+        }
+
+        /**
+         * @return the dir of an Aeron media driver already running on this host that {@code aeron:} channels attach
+         * to, or null (the default) for the Aeron driver Verbus runs: embedded in {@code <dir>/aeron} for
+         * {@link Verbus#launch}, the standalone driver's for {@link Verbus#connect}.
+         */
+        public String aeronDirectoryName()
+        {
+            return aeronDirectoryName;
+        }
+
+        /**
+         * Attaches {@code aeron:ipc} and {@code aeron:udp} channels to an Aeron media driver that already runs on this
+         * host (Aeron's {@code aeron.dir}), as any other Aeron client of it: no embedded Aeron driver is launched, and
+         * that driver's settings (term length, MTU, threading) apply unless a channel sets them. The client connects
+         * on the first {@code aeron:} channel (for a standalone {@link MediaDriver}: at launch, and its clients follow
+         * it); with no live driver there, that call throws {@link IllegalStateException} naming the dir, with Aeron's
+         * {@code DriverTimeoutException} as the cause, after {@link #driverTimeoutMs()}. A driver that dies later is
+         * reported to the error handler as a {@code DriverTimeoutException} after the same timeout. Also set by the
+         * {@value #AERON_DIR_PROP_NAME} system property.
+         *
+         * @param aeronDirectoryName the Aeron dir, or null for Verbus's own Aeron driver.
+         * @return this.
+         */
+        public Context aeronDirectoryName(final String aeronDirectoryName)
+        {
+            this.aeronDirectoryName = aeronDirectoryName;
             return this;
         }
 

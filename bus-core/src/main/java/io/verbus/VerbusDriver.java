@@ -1,7 +1,7 @@
 package io.verbus;
 
 import io.aeron.logbuffer.LogBufferDescriptor;
-import io.verbus.aeron.EmbeddedAeron;
+import io.verbus.aeron.AeronChannels;
 import io.verbus.counters.CounterTypes;
 import io.verbus.counters.CountersFile;
 import io.verbus.driver.AgentThreads;
@@ -58,9 +58,9 @@ final class VerbusDriver implements VerbusBackend
     private static final System.Logger LOGGER = System.getLogger(Verbus.class.getName());
 
     /**
-     * Registration ids of native publications and subscriptions count up from here, far above the correlation ids the
-     * embedded Aeron client counts up from 0, so the ids of {@code aeron:} and native resources never collide (one id
-     * space serves {@code Verbus.asyncAdd*}).
+     * Registration ids of native publications and subscriptions count up from here, far above the correlation ids an
+     * Aeron driver counts up from 0 (embedded, or shared with other clients), so the ids of {@code aeron:} and native
+     * resources never collide (one id space serves {@code Verbus.asyncAdd*}).
      */
     static final long FIRST_REGISTRATION_ID = 1L << 32;
 
@@ -90,7 +90,7 @@ final class VerbusDriver implements VerbusBackend
     private final List<LogPublication> publications = new ArrayList<>();
     private final List<NativeSubscription> subscriptions = new ArrayList<>();
     private final Map<NativeLog, LogResources> logResources = new IdentityHashMap<>();
-    private volatile EmbeddedAeron embeddedAeron;
+    private volatile AeronChannels aeronChannels;
     private int nextSessionId = ThreadLocalRandom.current().nextInt();
     private long nextRegistrationId = FIRST_REGISTRATION_ID;
     private final boolean sharedLogs;
@@ -194,7 +194,7 @@ final class VerbusDriver implements VerbusBackend
         if (uri.isAeron())
         {
             ensureOpen();
-            return embeddedAeron().addPublication(channel, streamId, exclusive);
+            return aeronChannels().addPublication(channel, streamId, exclusive);
         }
 
         final MediaFactory factory = ChannelUri.IPC_SCHEME.equals(uri.scheme()) ? null : mediaFactory(uri);
@@ -300,7 +300,7 @@ final class VerbusDriver implements VerbusBackend
         if (uri.isAeron())
         {
             ensureOpen();
-            return embeddedAeron().addSubscription(channel, streamId, availableImageHandler, unavailableImageHandler);
+            return aeronChannels().addSubscription(channel, streamId, availableImageHandler, unavailableImageHandler);
         }
 
         if (uri.isSpy() && ChannelUri.IPC_SCHEME.equals(uri.scheme()))
@@ -749,20 +749,27 @@ final class VerbusDriver implements VerbusBackend
         key.putInt(Integer.BYTES, streamId);
     }
 
-    private EmbeddedAeron embeddedAeron()
+    /**
+     * @return the Aeron client of {@code aeron:} channels, made on first use: connected to the Aeron driver the
+     * context names ({@link Verbus.Context#aeronDirectoryName()}), else to one launched in {@code <dir>/aeron}.
+     */
+    private AeronChannels aeronChannels()
     {
-        EmbeddedAeron aeron = embeddedAeron;
+        AeronChannels aeron = aeronChannels;
         if (null == aeron)
         {
             synchronized (lock)
             {
                 ensureOpen();
-                aeron = embeddedAeron;
+                aeron = aeronChannels;
                 if (null == aeron)
                 {
-                    aeron = new EmbeddedAeron(
-                        dir, context.threadingMode(), context.idleStrategy(), context.termLength(), errorHandler);
-                    embeddedAeron = aeron;
+                    aeron = null != context.aeronDirectoryName() ?
+                        AeronChannels.connect(context.aeronDirectoryName(), context.threadingMode(),
+                            context.idleStrategy(), context.driverTimeoutMs(), errorHandler) :
+                        AeronChannels.launchEmbedded(dir, context.threadingMode(), context.idleStrategy(),
+                            context.termLength(), context.driverTimeoutMs(), errorHandler);
+                    aeronChannels = aeron;
                 }
             }
         }
@@ -966,7 +973,7 @@ final class VerbusDriver implements VerbusBackend
         if (null != invoker && !isClosed)
         {
             work += invoker.invoke();
-            final EmbeddedAeron aeron = embeddedAeron;
+            final AeronChannels aeron = aeronChannels;
             if (null != aeron)
             {
                 work += aeron.invoke();
@@ -1058,7 +1065,7 @@ final class VerbusDriver implements VerbusBackend
         // hold a BufferClaim, a CountersReader or an Image, and touching those must never fault the JVM. Accessors
         // that Verbus owns throw IllegalStateException instead (countersReader(), Image.position()).
         openPublications.forEach(LogPublication::close);
-        CloseHelper.quietClose(embeddedAeron);
+        CloseHelper.quietClose(aeronChannels);
         agentThreads.close();
         final List<LogResources> releases;
         synchronized (lock)

@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * The processes of {@code StandaloneDriverCrossProcessTest}: a standalone driver, and clients attached to it that
  * publish or check a stream, watch for the driver's death, or hold a counter. Each prints one line per milestone for
- * the test to wait on, and exits 0 on success.
+ * the test to wait on, and exits 0 on success. The publisher, subscriber and watcher take an optional last argument,
+ * the channel (default {@code ipc}; {@code aeron:ipc} goes through the driver's Aeron media driver).
  * <p>
  * Messages: {@code long sequence} (per publication, from 0), then {@code length - 8} bytes, byte i being
  * {@code (byte)(sequence * 31 + i)}; lengths cycle from 8 to 407 bytes, and every 1000th message is 3000 bytes long
@@ -35,14 +36,21 @@ public final class StandaloneDriverChild
         switch (role)
         {
             case "driver" -> runDriver(dir, Long.parseLong(args[2]));
-            case "publisher" -> runPublisher(dir, Integer.parseInt(args[2]), Long.parseLong(args[3]));
+            case "aeron-driver" -> runAeronDriver(dir);
+            case "publisher" -> runPublisher(dir, Integer.parseInt(args[2]), Long.parseLong(args[3]),
+                channel(args, 4));
             case "subscriber" -> runSubscriber(dir, Integer.parseInt(args[2]), Long.parseLong(args[3]),
-                Integer.parseInt(args[4]));
+                Integer.parseInt(args[4]), channel(args, 5));
             case "victim" -> runVictim(dir);
-            case "watcher" -> runWatcher(dir, Long.parseLong(args[2]));
+            case "watcher" -> runWatcher(dir, Long.parseLong(args[2]), channel(args, 3));
             case "counter" -> runCounter(dir);
             default -> throw new IllegalArgumentException(role);
         }
+    }
+
+    private static String channel(final String[] args, final int index)
+    {
+        return args.length > index ? args[index] : "ipc";
     }
 
     private static void runDriver(final String dir, final long clientTimeoutMs) throws Exception
@@ -52,6 +60,21 @@ public final class StandaloneDriverChild
             .clientLivenessTimeoutNs(TimeUnit.MILLISECONDS.toNanos(clientTimeoutMs))))
         {
             System.out.println("DRIVER READY");
+            System.out.flush();
+            Thread.sleep(Long.MAX_VALUE);
+        }
+    }
+
+    /** A plain Aeron media driver in {@code dir}, for Verbus processes to attach to (Context.aeronDirectoryName). */
+    private static void runAeronDriver(final String dir) throws Exception
+    {
+        try (io.aeron.driver.MediaDriver ignored = io.aeron.driver.MediaDriver.launch(
+            new io.aeron.driver.MediaDriver.Context().aeronDirectoryName(dir)
+                .threadingMode(io.aeron.driver.ThreadingMode.SHARED)
+                .sharedIdleStrategy(new org.agrona.concurrent.SleepingMillisIdleStrategy(1))
+                .ipcTermBufferLength(64 * 1024).dirDeleteOnStart(true)))
+        {
+            System.out.println("AERON DRIVER READY");
             System.out.flush();
             Thread.sleep(Long.MAX_VALUE);
         }
@@ -85,12 +108,12 @@ public final class StandaloneDriverChild
      * An exclusive and a concurrent publication on the stream, taking turns, each alternating tryClaim and offer
      * (offer for messages longer than one frame), {@code count} messages in all.
      */
-    private static void runPublisher(final String dir, final int streamId, final long count)
+    private static void runPublisher(final String dir, final int streamId, final long count, final String channel)
     {
         try (Verbus verbus = Verbus.connect(new Verbus.Context().dir(dir)))
         {
-            final ExclusivePublication exclusive = verbus.addExclusivePublication("ipc", streamId);
-            final Publication concurrent = verbus.addPublication("ipc", streamId);
+            final ExclusivePublication exclusive = verbus.addExclusivePublication(channel, streamId);
+            final Publication concurrent = verbus.addPublication(channel, streamId);
             final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (!(exclusive.isConnected() && concurrent.isConnected()))
             {
@@ -159,11 +182,12 @@ public final class StandaloneDriverChild
     }
 
     /** Receives {@code count} messages from {@code images} sessions, checking every byte and each sequence. */
-    private static void runSubscriber(final String dir, final int streamId, final long count, final int images)
+    private static void runSubscriber(
+        final String dir, final int streamId, final long count, final int images, final String channel)
     {
         try (Verbus verbus = Verbus.connect(new Verbus.Context().dir(dir)))
         {
-            final Subscription subscription = verbus.addSubscription("ipc", streamId);
+            final Subscription subscription = verbus.addSubscription(channel, streamId);
             System.out.println("SUBSCRIBED");
             System.out.flush();
             final Int2ObjectHashMap<long[]> nextSequence = new Int2ObjectHashMap<>();
@@ -244,13 +268,14 @@ public final class StandaloneDriverChild
     }
 
     /** A client with a publication and a subscription that waits for its driver to go away, and says how it saw it. */
-    private static void runWatcher(final String dir, final long driverTimeoutMs) throws Exception
+    private static void runWatcher(final String dir, final long driverTimeoutMs, final String channel)
+        throws Exception
     {
         final AtomicReference<Throwable> error = new AtomicReference<>();
         final Verbus verbus = Verbus.connect(new Verbus.Context().dir(dir).driverTimeoutMs(driverTimeoutMs)
             .errorHandler((t) -> error.compareAndSet(null, t)));
-        final Publication publication = verbus.addPublication("ipc", 9);
-        final Subscription subscription = verbus.addSubscription("ipc", 9);
+        final Publication publication = verbus.addPublication(channel, 9);
+        final Subscription subscription = verbus.addSubscription(channel, 9);
         System.out.println("WATCHING");
         System.out.flush();
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);

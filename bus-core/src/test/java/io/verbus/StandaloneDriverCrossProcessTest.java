@@ -26,11 +26,13 @@ import static org.junit.jupiter.api.Assertions.fail;
  * between two client processes through the driver's log, kill -9 of a client, kill -9 of the driver.
  * <p>
  * Message count of the exchange: {@code -Dverbus.standalone.messages=N} (default 1,000,000; the 10,000,000 form
- * is {@code -Dverbus.standalone.messages=10000000}).
+ * is {@code -Dverbus.standalone.messages=10000000}); of the {@code aeron:ipc} exchange through the driver's Aeron
+ * media driver: {@code -Dverbus.standalone.aeron.messages=N} (default 100,000).
  */
 class StandaloneDriverCrossProcessTest
 {
     private static final long MESSAGES = Long.getLong("verbus.standalone.messages", 1_000_000);
+    private static final long AERON_MESSAGES = Long.getLong("verbus.standalone.aeron.messages", 100_000);
 
     @TempDir
     Path tempDir;
@@ -123,7 +125,12 @@ class StandaloneDriverCrossProcessTest
 
     private Child start(final String... args) throws Exception
     {
-        final Child child = new Child(new ProcessBuilder(TestSupport.childJava(StandaloneDriverChild.class, args))
+        return start(StandaloneDriverChild.class, args);
+    }
+
+    private Child start(final Class<?> mainClass, final String... args) throws Exception
+    {
+        final Child child = new Child(new ProcessBuilder(TestSupport.childJava(mainClass, args))
             .redirectErrorStream(true).start());
         children.add(child);
         return child;
@@ -153,6 +160,32 @@ class StandaloneDriverCrossProcessTest
         assertEquals(Long.toString(MESSAGES), receivedParts[1]);
         assertEquals(sentParts[3], receivedParts[3], "checksums: " + sent + " / " + received);
         System.out.println("standalone driver, 2 client processes: " + sent + " / " + received);
+        assertTrue(driver.process.isAlive());
+    }
+
+    /**
+     * {@code ./verbus driver}'s own main class as the driver: two client processes exchange {@code aeron:ipc} through
+     * the Aeron media driver it runs, each process with its own Aeron client.
+     */
+    @Test
+    void shouldExchangeAeronIpcMessagesBetweenTwoClientProcessesThroughTheDriversAeronDriver() throws Exception
+    {
+        final Child driver = start(MediaDriver.class, "--dir", dir(), "--idle-strategy", "backoff");
+        final String banner = driver.awaitLine("verbus driver: dir", 30_000);
+        assertTrue(banner.contains("aeron: channels through the Aeron driver at " + Path.of(dir(), "aeron")), banner);
+        final String count = Long.toString(AERON_MESSAGES);
+        final Child subscriber = start("subscriber", dir(), "1002", count, "2", "aeron:ipc");
+        subscriber.awaitLine("SUBSCRIBED", 30_000);
+        final Child publisher = start("publisher", dir(), "1002", count, "aeron:ipc");
+
+        final long timeoutMs = 60_000 + AERON_MESSAGES / 10;
+        final String sent = publisher.awaitLine("SENT", timeoutMs);
+        final String received = subscriber.awaitLine("RECEIVED", timeoutMs);
+        assertEquals(0, subscriber.awaitExit(30_000), subscriber.lines.toString());
+        assertEquals(0, publisher.awaitExit(30_000), publisher.lines.toString());
+        assertEquals(count, received.split(" ")[1]);
+        assertEquals(sent.split(" ")[3], received.split(" ")[3], "checksums: " + sent + " / " + received);
+        System.out.println("standalone driver, aeron:ipc, 2 client processes: " + sent + " / " + received);
         assertTrue(driver.process.isAlive());
     }
 
@@ -267,11 +300,23 @@ class StandaloneDriverCrossProcessTest
     @Test
     void shouldTellEveryClientWhenTheDriverIsKilled() throws Exception
     {
+        shouldTellEveryClientWhenTheDriverIsKilled("ipc");
+    }
+
+    /** The clients' Aeron clients go with the driver (its Aeron media driver dies with it). */
+    @Test
+    void shouldTellEveryClientOfAeronChannelsWhenTheDriverIsKilled() throws Exception
+    {
+        shouldTellEveryClientWhenTheDriverIsKilled("aeron:ipc");
+    }
+
+    private void shouldTellEveryClientWhenTheDriverIsKilled(final String channel) throws Exception
+    {
         final long driverTimeoutMs = 2_000;
         final Child driver = start("driver", dir(), "10000");
         driver.awaitLine("DRIVER READY", 30_000);
-        final Child watcherOne = start("watcher", dir(), Long.toString(driverTimeoutMs));
-        final Child watcherTwo = start("watcher", dir(), Long.toString(driverTimeoutMs));
+        final Child watcherOne = start("watcher", dir(), Long.toString(driverTimeoutMs), channel);
+        final Child watcherTwo = start("watcher", dir(), Long.toString(driverTimeoutMs), channel);
         watcherOne.awaitLine("WATCHING", 30_000);
         watcherTwo.awaitLine("WATCHING", 30_000);
 
@@ -283,19 +328,64 @@ class StandaloneDriverCrossProcessTest
             final long seenAfterMs = Long.parseLong(line.split(" ")[3]) - killedAtMs;
             assertTrue(seenAfterMs <= driverTimeoutMs + 2_000, "seen " + seenAfterMs + " ms after the kill: " + line);
             assertEquals(0, watcher.awaitExit(30_000), watcher.lines.toString());
-            System.out.println("kill -9 of the driver: seen by a client " + seenAfterMs + " ms later");
+            System.out.println(
+                "kill -9 of the driver (" + channel + "): seen by a client " + seenAfterMs + " ms later");
         }
 
-        // The killed driver left its log files; a new driver on the dir sweeps them and serves clients again.
-        assertTrue(countLogFiles() > 0);
+        // The killed driver left its log files (ipc: Verbus's; aeron:ipc: its Aeron driver's, in D/aeron); a new
+        // driver on the dir sweeps them and serves clients again.
+        final boolean nativeLogs = "ipc".equals(channel);
+        assertTrue(!nativeLogs || countLogFiles() > 0);
         try (MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
             Verbus client = Verbus.connect(new Verbus.Context().dir(dir())))
         {
             assertEquals(0, countLogFiles());
-            final Subscription subscription = client.addSubscription("ipc", 4);
-            final Publication publication = client.addPublication("ipc", 4);
+            final Subscription subscription = client.addSubscription(channel, 4);
+            final Publication publication = client.addPublication(channel, 4);
             await("connected", publication::isConnected);
-            assertEquals(1, subscription.imageCount());
+            // An aeron: image reaches the subscription through the Aeron client's conductor, maybe after isConnected.
+            await("the image", () -> 1 == subscription.imageCount());
+        }
+    }
+
+    /**
+     * A Verbus attached to a plain Aeron media driver in another process ({@code Context.aeronDirectoryName}): the
+     * driver's kill -9 is reported by Aeron's own driver timeout, and the channels on it close.
+     */
+    @Test
+    void shouldReportAKilledAeronDriverToAVerbusAttachedToIt() throws Exception
+    {
+        final long driverTimeoutMs = 2_000;
+        final String aeronDir = tempDir.resolve("aeron-elsewhere").toString();
+        final Child aeronDriver = start("aeron-driver", aeronDir);
+        aeronDriver.awaitLine("AERON DRIVER READY", 30_000);
+        final java.util.concurrent.atomic.AtomicReference<Throwable> error =
+            new java.util.concurrent.atomic.AtomicReference<>();
+        try (Verbus verbus = Verbus.launch(TestSupport.context(tempDir).aeronDirectoryName(aeronDir)
+            .driverTimeoutMs(driverTimeoutMs).errorHandler((t) -> error.compareAndSet(null, t))))
+        {
+            final Subscription subscription = verbus.addSubscription("aeron:ipc", 6);
+            final Publication publication = verbus.addPublication("aeron:ipc", 6);
+            await("connected", publication::isConnected);
+            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[8]);
+            final long[] received = {0};
+            await("a message through the other process's driver", () -> received[0] > 0, () ->
+            {
+                publication.offer(buffer, 0, 8);
+                subscription.poll((b, o, l, h) -> received[0]++, 10);
+            });
+
+            aeronDriver.kill9();
+            final long killedNs = System.nanoTime();
+            // Aeron closes the client's publications and subscriptions, then reports the timeout.
+            await("the channels closed and the error reported",
+                () -> publication.isClosed() && subscription.isClosed() && null != error.get());
+            final long seenAfterMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedNs);
+            assertTrue(error.get() instanceof io.aeron.exceptions.DriverTimeoutException, String.valueOf(error.get()));
+            assertEquals(Publication.CLOSED, publication.offer(buffer, 0, 8));
+            assertTrue(seenAfterMs <= driverTimeoutMs + 2_000, "seen " + seenAfterMs + " ms after the kill");
+            System.out.println(
+                "kill -9 of an attached Aeron driver: seen " + seenAfterMs + " ms later: " + error.get());
         }
     }
 

@@ -133,8 +133,25 @@ class StandaloneDriverTest
             await("connected again", () -> pub.isConnected() && 1 == again.imageCount(), client::invoke);
             pub.close();
             await("image gone", again::hasNoImages, client::invoke);
+
+            // The INVOKER client's Aeron client runs its conductor in invoke() too: images arrive through it.
+            final Subscription aeronSub = client.addSubscription("aeron:ipc", 4);
+            final Publication aeronPub = other.addPublication("aeron:ipc", 4);
+            await("aeron:ipc connected", () -> aeronPub.isConnected() && 1 == aeronSub.imageCount(), client::invoke);
+            final long[] aeronReceived = new long[1];
+            for (int i = 0; i < 1000; i++)
+            {
+                buffer.putInt(0, i);
+                while (aeronPub.offer(buffer, 0, 16) < 0)
+                {
+                    aeronSub.poll((b, o, l, h) -> aeronReceived[0]++, 10);
+                }
+            }
+            await("all aeron:ipc received", () -> 1000 == aeronReceived[0],
+                () -> aeronSub.poll((b, o, l, h) -> aeronReceived[0]++, 10));
             client.close();
             assertTrue(again.isClosed());
+            assertTrue(aeronSub.isClosed());
             await("one client", () -> 1 == driver.clientCount());
         }
     }
@@ -265,20 +282,77 @@ class StandaloneDriverTest
     }
 
     @Test
-    void shouldRefuseChannelsTheDriverDoesNotServeYet()
+    void shouldServeAeronChannelsOfTwoClientsThroughTheDriversAeronDriverAndCloseEachClientsAeronClientWithIt()
     {
-        try (MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir));
-            Verbus client = Verbus.connect(clientContext()))
+        try (MediaDriver driver = MediaDriver.launch(TestSupport.context(tempDir));
+            Verbus subscriberClient = Verbus.connect(clientContext());
+            io.aeron.Aeron observer = io.aeron.Aeron.connect(
+                new io.aeron.Aeron.Context().aeronDirectoryName(driver.aeronDirectoryName())))
         {
-            final IllegalArgumentException ex =
-                assertThrows(IllegalArgumentException.class, () -> client.addPublication("aeron:ipc", 1));
-            assertTrue(ex.getMessage().contains("aeron: channels need Verbus.launch"), ex.getMessage());
-            final IllegalArgumentException bad =
-                assertThrows(IllegalArgumentException.class, () -> client.addPublication("ipc:term-length=3", 1));
+            // The Aeron driver runs from launch (the observer connected to it). It counts a client once the client has
+            // added something: none yet.
+            assertEquals(Path.of(driver.dir(), "aeron").toString(), driver.aeronDirectoryName());
+            assertEquals(0, aeronClients(observer));
+            final Subscription sub = subscriberClient.addSubscription("aeron:ipc", 12);
+            final Verbus publisherClient = Verbus.connect(clientContext());
+            final Publication pub = publisherClient.addPublication("aeron:ipc", 12);
+            await("connected", pub::isConnected);
+            assertEquals(2, aeronClients(observer), "one Aeron client per Verbus client, on the driver's Aeron driver");
+
+            final UnsafeBuffer buffer = new UnsafeBuffer(ByteBuffer.allocateDirect(64));
+            final int messages = 5_000;
+            final long[] next = {0};
+            final String[] error = {null};
+            int sent = 0;
+            final long deadline = System.nanoTime() + 30_000_000_000L;
+            while (next[0] < messages && null == error[0] && System.nanoTime() < deadline)
+            {
+                buffer.putLong(0, sent);
+                if (sent < messages && pub.offer(buffer, 0, 8) > 0)
+                {
+                    sent++;
+                }
+                sub.poll((b, o, l, h) ->
+                {
+                    if (b.getLong(o) != next[0]++ && null == error[0])
+                    {
+                        error[0] = "message " + b.getLong(o) + " where " + (next[0] - 1) + " was due";
+                    }
+                }, 100);
+            }
+            assertEquals(null, error[0]);
+            assertEquals(messages, next[0]);
+
+            // The publisher's Aeron client closes with its Verbus; the other client and the Aeron driver go on.
+            publisherClient.close();
+            assertTrue(pub.isClosed());
+            await("the publisher's Aeron client gone from the Aeron driver", () -> 1 == aeronClients(observer));
+            assertEquals(Publication.CLOSED, pub.offer(buffer, 0, 8));
+            await("the image gone", () -> 0 == sub.imageCount(), () -> sub.poll((b, o, l, h) -> {}, 10));
+            try (Verbus again = Verbus.connect(clientContext()))
+            {
+                final Publication another = again.addPublication("aeron:ipc", 12);
+                await("connected again", another::isConnected);
+                assertFalse(sub.isClosed());
+            }
+            final IllegalArgumentException bad = assertThrows(
+                IllegalArgumentException.class, () -> subscriberClient.addPublication("ipc:term-length=3", 1));
             assertTrue(bad.getMessage().contains("term"), bad.getMessage());
-            assertFalse(client.isClosed());
-            client.addSubscription("ipc", 1).close();
         }
+    }
+
+    /** @return how many Aeron clients with resources the observer's Aeron driver has (a heartbeat counter each). */
+    private static int aeronClients(final io.aeron.Aeron observer)
+    {
+        final int[] count = {0};
+        observer.countersReader().forEach((counterId, typeId, keyBuffer, label) ->
+        {
+            if (io.aeron.AeronCounters.DRIVER_HEARTBEAT_TYPE_ID == typeId)
+            {
+                count[0]++;
+            }
+        });
+        return count[0];
     }
 
     @Test

@@ -15,7 +15,8 @@ import java.nio.file.Path;
 /**
  * The command-and-control file {@code <dir>/cnc.dat} of a standalone driver, the rendezvous of the clients that
  * share it: a header, the clients-to-driver command ring (an Agrona {@code ManyToOneRingBuffer}, whose consumer
- * heartbeat is the driver's heartbeat), the driver-to-clients broadcast buffer, and the driver's distinct error log.
+ * heartbeat is the driver's heartbeat), the driver-to-clients broadcast buffer, the driver's distinct error log, and
+ * the dir of the Aeron media driver whose clients serve the {@code aeron:} channels of the driver's clients.
  * Counters stay in {@code counters.dat}, so {@code ./verbus stat} reads a standalone driver as an embedded one.
  * <pre>
  *   0  int  version (written last, with release semantics: non-zero means the file is complete)
@@ -25,7 +26,8 @@ import java.nio.file.Path;
  *  16  long client liveness timeout, ns (clients send keepalives well within it)
  *  24  long pid of the driver
  *  32  long start time, epoch ms
- * 128  to-driver ring, then to-clients broadcast, then error log
+ *  40  int  Aeron dir region length
+ * 128  to-driver ring, then to-clients broadcast, then error log, then the Aeron dir (int length, ASCII)
  * </pre>
  */
 public final class CncFile implements AutoCloseable
@@ -34,7 +36,7 @@ public final class CncFile implements AutoCloseable
     public static final String FILE_NAME = "cnc.dat";
 
     /** Layout version. */
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
 
     public static final int VERSION_OFFSET = 0;
     public static final int TO_DRIVER_LENGTH_OFFSET = 4;
@@ -43,6 +45,7 @@ public final class CncFile implements AutoCloseable
     public static final int CLIENT_LIVENESS_TIMEOUT_OFFSET = 16;
     public static final int PID_OFFSET = 24;
     public static final int START_TIMESTAMP_OFFSET = 32;
+    public static final int AERON_DIR_LENGTH_OFFSET = 40;
 
     /** Header length: two cache lines. */
     public static final int HEADER_LENGTH = 128;
@@ -56,6 +59,9 @@ public final class CncFile implements AutoCloseable
     /** Length of the error log. */
     public static final int ERROR_LOG_LENGTH = 1024 * 1024;
 
+    /** Length of the Aeron dir region: a length-prefixed ASCII path. */
+    public static final int AERON_DIR_REGION_LENGTH = 4096;
+
     private final MappedByteBuffer mapped;
     private final Path path;
     private final boolean owner;
@@ -63,6 +69,7 @@ public final class CncFile implements AutoCloseable
     private final UnsafeBuffer toDriverBuffer;
     private final UnsafeBuffer toClientsBuffer;
     private final UnsafeBuffer errorLogBuffer;
+    private final UnsafeBuffer aeronDirBuffer;
     private boolean closed;
 
     private CncFile(final MappedByteBuffer mapped, final Path path, final boolean owner)
@@ -74,14 +81,19 @@ public final class CncFile implements AutoCloseable
         final int toDriverLength = header.getInt(TO_DRIVER_LENGTH_OFFSET);
         final int toClientsLength = header.getInt(TO_CLIENTS_LENGTH_OFFSET);
         final int errorLogLength = header.getInt(ERROR_LOG_LENGTH_OFFSET);
-        if (toDriverLength <= 0 || toClientsLength <= 0 || errorLogLength <= 0 ||
-            (long)HEADER_LENGTH + toDriverLength + toClientsLength + errorLogLength > mapped.capacity())
+        final int aeronDirLength = header.getInt(AERON_DIR_LENGTH_OFFSET);
+        final long totalLength =
+            (long)HEADER_LENGTH + toDriverLength + toClientsLength + errorLogLength + aeronDirLength;
+        if (toDriverLength <= 0 || toClientsLength <= 0 || errorLogLength <= 0 || aeronDirLength < Integer.BYTES ||
+            totalLength > mapped.capacity())
         {
             throw new IllegalStateException("cnc file " + path + " has inconsistent lengths");
         }
         toDriverBuffer = new UnsafeBuffer(mapped, HEADER_LENGTH, toDriverLength);
         toClientsBuffer = new UnsafeBuffer(mapped, HEADER_LENGTH + toDriverLength, toClientsLength);
         errorLogBuffer = new UnsafeBuffer(mapped, HEADER_LENGTH + toDriverLength + toClientsLength, errorLogLength);
+        aeronDirBuffer = new UnsafeBuffer(
+            mapped, HEADER_LENGTH + toDriverLength + toClientsLength + errorLogLength, aeronDirLength);
     }
 
     /**
@@ -90,14 +102,21 @@ public final class CncFile implements AutoCloseable
      *
      * @param dir                     the driver's dir, which exists.
      * @param clientLivenessTimeoutNs after which the driver frees a silent client's resources.
+     * @param aeronDir                the Aeron media driver's dir for clients' {@code aeron:} channels.
      * @return the file, mapped read-write.
      */
-    public static CncFile create(final Path dir, final long clientLivenessTimeoutNs)
+    public static CncFile create(final Path dir, final long clientLivenessTimeoutNs, final String aeronDir)
     {
         final Path path = dir.resolve(FILE_NAME);
         final int toDriverLength = TO_DRIVER_CAPACITY + RingBufferDescriptor.TRAILER_LENGTH;
         final int toClientsLength = TO_CLIENTS_CAPACITY + BroadcastBufferDescriptor.TRAILER_LENGTH;
-        final long length = (long)HEADER_LENGTH + toDriverLength + toClientsLength + ERROR_LOG_LENGTH;
+        final long length =
+            (long)HEADER_LENGTH + toDriverLength + toClientsLength + ERROR_LOG_LENGTH + AERON_DIR_REGION_LENGTH;
+        if (aeronDir.length() > AERON_DIR_REGION_LENGTH - Integer.BYTES)
+        {
+            throw new IllegalArgumentException("Aeron dir longer than " + (AERON_DIR_REGION_LENGTH - Integer.BYTES) +
+                " characters: " + aeronDir);
+        }
         try
         {
             Files.deleteIfExists(path);
@@ -109,10 +128,12 @@ public final class CncFile implements AutoCloseable
             header.putInt(TO_DRIVER_LENGTH_OFFSET, toDriverLength);
             header.putInt(TO_CLIENTS_LENGTH_OFFSET, toClientsLength);
             header.putInt(ERROR_LOG_LENGTH_OFFSET, ERROR_LOG_LENGTH);
+            header.putInt(AERON_DIR_LENGTH_OFFSET, AERON_DIR_REGION_LENGTH);
             header.putLong(CLIENT_LIVENESS_TIMEOUT_OFFSET, clientLivenessTimeoutNs);
             header.putLong(PID_OFFSET, ProcessHandle.current().pid());
             header.putLong(START_TIMESTAMP_OFFSET, System.currentTimeMillis());
             final CncFile file = new CncFile(mapped, path, true);
+            file.aeronDirBuffer.putStringAscii(0, aeronDir);
             // The file is new and sparse: the ring, broadcast and error log start zeroed, as Agrona expects.
             return file;
         }
@@ -191,6 +212,21 @@ public final class CncFile implements AutoCloseable
     public UnsafeBuffer errorLogBuffer()
     {
         return errorLogBuffer;
+    }
+
+    /**
+     * @return the dir of the Aeron media driver the driver runs (or attached to) for its clients' {@code aeron:}
+     * channels.
+     * @throws IllegalStateException when the recorded length does not fit the region.
+     */
+    public String aeronDirectoryName()
+    {
+        final int length = aeronDirBuffer.getInt(0);
+        if (length <= 0 || length > aeronDirBuffer.capacity() - Integer.BYTES)
+        {
+            throw new IllegalStateException("cnc file " + path + " holds no valid Aeron dir (length " + length + ")");
+        }
+        return aeronDirBuffer.getStringAscii(0);
     }
 
     /** @return false once the driver has closed (it zeroes the version before it deletes the file). */
