@@ -104,8 +104,11 @@ public final class MediaDriver implements AutoCloseable
             }
             else
             {
+                // One SHARED thread on backoff whatever the Verbus driver's own settings: aeron:ipc between clients
+                // never waits for the Aeron driver (the clients share its log), and a busy-spin Verbus driver must not
+                // bring a second spinning thread onto a small host. Busy-spin Aeron: run one and name it instead.
                 launchedAeronDriver = AeronChannels.launchDriver(
-                    dir, context.threadingMode(), context.idleStrategy(), context.termLength(), context.errorHandler());
+                    dir, ThreadingMode.SHARED, IdleStrategies.BACKOFF, context.termLength(), context.errorHandler());
                 aeronDir = launchedAeronDriver.aeronDirectoryName();
             }
             this.aeronDriver = launchedAeronDriver;
