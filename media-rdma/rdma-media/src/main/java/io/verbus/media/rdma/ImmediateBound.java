@@ -1,6 +1,7 @@
 package io.verbus.media.rdma;
 
 import io.aeron.logbuffer.FrameDescriptor;
+import io.verbus.common.VarHandles;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.QueuePair;
@@ -26,22 +27,8 @@ import java.lang.invoke.VarHandle;
  */
 final class ImmediateBound implements ConnectionBound
 {
-    private static final VarHandle BOUND;
-    private static final VarHandle IMMEDIATES;
-
-    static
-    {
-        try
-        {
-            final MethodHandles.Lookup lookup = MethodHandles.lookup();
-            BOUND = lookup.findVarHandle(ImmediateBound.class, "bound", long.class);
-            IMMEDIATES = lookup.findVarHandle(ImmediateBound.class, "immediates", long.class);
-        }
-        catch (final ReflectiveOperationException ex)
-        {
-            throw new ExceptionInInitializerError(ex);
-        }
-    }
+    private static final VarHandle BOUND = VarHandles.field(MethodHandles.lookup(), "bound", long.class);
+    private static final VarHandle IMMEDIATES = VarHandles.field(MethodHandles.lookup(), "immediates", long.class);
 
     private final CompletionQueue receiveCq;
     private final QueuePair qp;

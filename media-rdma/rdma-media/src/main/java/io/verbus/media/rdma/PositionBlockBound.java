@@ -1,6 +1,7 @@
 package io.verbus.media.rdma;
 
 import io.aeron.logbuffer.FrameDescriptor;
+import io.verbus.common.VarHandles;
 import io.verbus.media.rdma.protocol.SlotLayout;
 import org.agrona.concurrent.AtomicBuffer;
 
@@ -23,22 +24,8 @@ import java.lang.invoke.VarHandle;
  */
 final class PositionBlockBound implements ConnectionBound
 {
-    private static final VarHandle BOUND;
-    private static final VarHandle TORN_READS;
-
-    static
-    {
-        try
-        {
-            final MethodHandles.Lookup lookup = MethodHandles.lookup();
-            BOUND = lookup.findVarHandle(PositionBlockBound.class, "bound", long.class);
-            TORN_READS = lookup.findVarHandle(PositionBlockBound.class, "tornReads", long.class);
-        }
-        catch (final ReflectiveOperationException ex)
-        {
-            throw new ExceptionInInitializerError(ex);
-        }
-    }
+    private static final VarHandle BOUND = VarHandles.field(MethodHandles.lookup(), "bound", long.class);
+    private static final VarHandle TORN_READS = VarHandles.field(MethodHandles.lookup(), "tornReads", long.class);
 
     private final AtomicBuffer positionBlock;
     private final long maxAheadOfConsumer;
