@@ -1,47 +1,65 @@
-package io.verbus.media.rdma;
+package io.verbus.test;
 
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.zip.CRC32;
 
 /**
  * Sequence-numbered, CRC32-checked messages of mixed sizes, and a checker that finds any lost, duplicated,
- * reordered or corrupt one.
+ * reordered or corrupt one: the one message stream of the module tests (rdma media, archive).
  * <pre>
  *   0 sequence long | 8 length int | 12 CRC32 int | 16 payload (deterministic from the sequence)
  * </pre>
- * The CRC covers the sequence, the length and the payload, so a message whose header was swapped with another's
- * fails too. Sizes follow a {@link Sizes} profile that both ends must agree on.
+ * The CRC covers every byte but its own four, so a message whose header was swapped with another's fails too. Sizes
+ * follow a {@link Sizes} profile that both ends must agree on. The soak's messages add a source to this header and
+ * build on the same pieces: {@link #mix}, {@link #fillPayload} and {@link Crc}.
  */
-final class MessageStream
+public final class MessageStream
 {
-    static final int HEADER_LENGTH = 16;
+    public static final int LENGTH_OFFSET = 8;
+    public static final int CRC_OFFSET = 12;
+    /** Where the bytes after the CRC start: the CRC covers {@code [0, CRC_OFFSET)} and {@code [CRC_END, length)}. */
+    public static final int CRC_END = CRC_OFFSET + 4;
+    public static final int HEADER_LENGTH = CRC_END;
     /** Largest message of the {@link Sizes#MIXED} profile: one frame at the default MTU (1408 - 32). */
-    static final int MAX_LENGTH = 1376;
+    public static final int MAX_LENGTH = 1376;
     /** Largest message of the {@link Sizes#FRAGMENTED} profile: maxMessageLength of a 64 KB term. */
-    static final int MAX_FRAGMENTED_LENGTH = 8192;
+    public static final int MAX_FRAGMENTED_LENGTH = 8192;
+    /** Largest message of the {@link Sizes#RARELY_FRAGMENTED} profile. */
+    public static final int MAX_RARELY_FRAGMENTED_LENGTH = 4000;
 
-    private static final int CRC_OFFSET = 12;
+    private static final long GOLDEN_GAMMA = 0x9E3779B97F4A7C15L;
     private static final ThreadLocal<Crc> ENCODER_CRC = ThreadLocal.withInitial(Crc::new);
 
     /** Message size profiles. */
-    enum Sizes
+    public enum Sizes
     {
         /** 16..1376 bytes, mostly small: every message one frame at the default MTU. */
         MIXED,
         /** 16..8192 bytes, a fifth of them longer than the MTU: fragmented and rejoined by a FragmentAssembler. */
-        FRAGMENTED;
+        FRAGMENTED,
+        /** 16..4000 bytes, 3% longer than the MTU: the recordings of the archive tests, sized for their captures. */
+        RARELY_FRAGMENTED;
 
-        int lengthFor(final long sequence)
+        public int lengthFor(final long sequence)
         {
-            return this == MIXED ? MessageStream.lengthFor(sequence) : fragmentedLengthFor(sequence);
+            return switch (this)
+            {
+                case MIXED -> MessageStream.lengthFor(sequence);
+                case FRAGMENTED -> fragmentedLengthFor(sequence);
+                case RARELY_FRAGMENTED -> rarelyFragmentedLengthFor(sequence);
+            };
         }
 
-        int maxLength()
+        public int maxLength()
         {
-            return this == MIXED ? MAX_LENGTH : MAX_FRAGMENTED_LENGTH;
+            return switch (this)
+            {
+                case MIXED -> MAX_LENGTH;
+                case FRAGMENTED -> MAX_FRAGMENTED_LENGTH;
+                case RARELY_FRAGMENTED -> MAX_RARELY_FRAGMENTED_LENGTH;
+            };
         }
     }
 
@@ -49,7 +67,7 @@ final class MessageStream
     {
     }
 
-    static int lengthFor(final long sequence)
+    public static int lengthFor(final long sequence)
     {
         final long mix = mix(sequence);
         final int bucket = (int)((mix >>> 8) % 100);
@@ -81,88 +99,116 @@ final class MessageStream
         return MAX_LENGTH + 1 + spread % (MAX_FRAGMENTED_LENGTH - MAX_LENGTH);     // 1377..8192
     }
 
+    private static int rarelyFragmentedLengthFor(final long sequence)
+    {
+        final long mix = mix(sequence);
+        final int bucket = (int)((mix >>> 8) % 100);
+        final int spread = (int)((mix >>> 20) & 0x7fff_ffff);
+        if (bucket < 70)
+        {
+            return HEADER_LENGTH + spread % 113;                                          // 16..128
+        }
+        if (bucket < 97)
+        {
+            return 129 + spread % (MAX_LENGTH - 128);                                     // 129..1376
+        }
+        return MAX_LENGTH + 1 + spread % (MAX_RARELY_FRAGMENTED_LENGTH - MAX_LENGTH);     // 1377..4000
+    }
+
     /** Write message {@code sequence} of the {@link Sizes#MIXED} profile into the buffer at 0; returns its length. */
-    static int encode(final MutableDirectBuffer buffer, final long sequence)
+    public static int encode(final MutableDirectBuffer buffer, final long sequence)
     {
         return encode(buffer, 0, sequence, Sizes.MIXED);
     }
 
     /** Write message {@code sequence} of a profile into the buffer at {@code offset}; returns its length. */
-    static int encode(final MutableDirectBuffer buffer, final int offset, final long sequence, final Sizes sizes)
+    public static int encode(final MutableDirectBuffer buffer, final int offset, final long sequence, final Sizes sizes)
     {
         final int length = sizes.lengthFor(sequence);
         buffer.putLong(offset, sequence);
-        buffer.putInt(offset + 8, length);
-        long word = mix(sequence ^ 0x9E3779B97F4A7C15L);
-        int i = HEADER_LENGTH;
+        buffer.putInt(offset + LENGTH_OFFSET, length);
+        fillPayload(buffer, offset, HEADER_LENGTH, length, sequence);
+        buffer.putInt(offset + CRC_OFFSET, ENCODER_CRC.get().of(buffer, offset, length));
+        return length;
+    }
+
+    /**
+     * Fill {@code [from, length)} of the message at {@code offset} with bytes that are a function of the sequence
+     * alone, so a receiver's CRC finds any byte that differs.
+     */
+    public static void fillPayload(
+        final MutableDirectBuffer buffer, final int offset, final int from, final int length, final long sequence)
+    {
+        long word = mix(sequence ^ GOLDEN_GAMMA);
+        int i = from;
         for (; i + 8 <= length; i += 8)
         {
             buffer.putLong(offset + i, word);
-            word = word * 0x9E3779B97F4A7C15L + i;
+            word = word * GOLDEN_GAMMA + i;
         }
         for (; i < length; i++)
         {
             buffer.putByte(offset + i, (byte)word);
             word >>>= 8;
         }
-        buffer.putInt(offset + CRC_OFFSET, ENCODER_CRC.get().of(buffer, offset, length));
-        return length;
     }
 
-    static long mix(final long v)
+    /** @return a well-spread 64-bit function of {@code v} (SplitMix64's finaliser): sizes and payloads from it. */
+    public static long mix(final long v)
     {
-        long z = v + 0x9E3779B97F4A7C15L;
+        long z = v + GOLDEN_GAMMA;
         z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
         z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
         return z ^ (z >>> 31);
     }
 
     /**
-     * CRC32 of a message's sequence, length and payload (the CRC field itself excluded), through the JDK's
+     * CRC32 of a message of up to {@link #MAX_FRAGMENTED_LENGTH} bytes without its CRC field, through the JDK's
      * intrinsic CRC32 over a reused scratch array: allocation-free after construction.
      */
-    static final class Crc
+    public static final class Crc
     {
         private final CRC32 crc = new CRC32();
         private final byte[] scratch = new byte[MAX_FRAGMENTED_LENGTH];
 
-        int of(final DirectBuffer buffer, final int offset, final int length)
+        public int of(final DirectBuffer buffer, final int offset, final int length)
         {
             buffer.getBytes(offset, scratch, 0, length);
             crc.reset();
             crc.update(scratch, 0, CRC_OFFSET);
-            crc.update(scratch, HEADER_LENGTH, length - HEADER_LENGTH);
+            crc.update(scratch, CRC_END, length - CRC_END);
             return (int)crc.getValue();
         }
     }
 
     /** Checks one subscriber's stream: every message exactly once, in order, intact. */
-    static final class Checker implements TestImageSink.Handler
+    public static final class Checker implements MessageHandler
     {
         private final Sizes sizes;
         private final Crc crc = new Crc();
-        long expected;
-        long received;
-        String failure;
+        /** The next sequence due. */
+        public long expected;
+        /** Messages received intact and in order. */
+        public long received;
+        /** The first thing that went wrong, or null; checking stops there. */
+        public String failure;
 
-        Checker(final long firstSequence)
+        /**
+         * @param firstSequence the first sequence due, or -1 for a late joiner, which starts wherever the stream is.
+         */
+        public Checker(final long firstSequence)
         {
             this(firstSequence, Sizes.MIXED);
         }
 
-        Checker(final long firstSequence, final Sizes sizes)
+        public Checker(final long firstSequence, final Sizes sizes)
         {
             this.expected = firstSequence;
             this.sizes = sizes;
         }
 
-        public void onFragment(final UnsafeBuffer buffer, final int offset, final int length)
-        {
-            onMessage(buffer, offset, length);
-        }
-
         /** Checks one whole message (for a fragmented profile: as rejoined by a FragmentAssembler). */
-        void onMessage(final DirectBuffer buffer, final int offset, final int length)
+        public void onMessage(final DirectBuffer buffer, final int offset, final int length)
         {
             if (null != failure)
             {
@@ -184,7 +230,7 @@ final class MessageStream
                     ", expected " + expected;
                 return;
             }
-            final int declared = buffer.getInt(offset + 8);
+            final int declared = buffer.getInt(offset + LENGTH_OFFSET);
             if (declared != length || length != sizes.lengthFor(sequence))
             {
                 failure = "corrupt length at " + sequence + ": " + length + " / " + declared;
