@@ -32,87 +32,64 @@ public final class MessageStream
     private static final long GOLDEN_GAMMA = 0x9E3779B97F4A7C15L;
     private static final ThreadLocal<Crc> ENCODER_CRC = ThreadLocal.withInitial(Crc::new);
 
-    /** Message size profiles. */
+    /**
+     * Message size profiles: three buckets of lengths, each uniform from one past the bucket before it (the first from
+     * {@link #HEADER_LENGTH}) to its own largest length, chosen by the sequence's mix.
+     */
     public enum Sizes
     {
-        /** 16..1376 bytes, mostly small: every message one frame at the default MTU. */
-        MIXED,
+        /** 16..1376 bytes, mostly small (70% up to 128, 25% up to 512): every message one frame at the default MTU. */
+        MIXED(70, 128, 95, 512, MAX_LENGTH),
         /** 16..8192 bytes, a fifth of them longer than the MTU: fragmented and rejoined by a FragmentAssembler. */
-        FRAGMENTED,
+        FRAGMENTED(60, 512, 80, MAX_LENGTH, MAX_FRAGMENTED_LENGTH),
         /** 16..4000 bytes, 3% longer than the MTU: the recordings of the archive tests, sized for their captures. */
-        RARELY_FRAGMENTED;
+        RARELY_FRAGMENTED(70, 128, 97, MAX_LENGTH, MAX_RARELY_FRAGMENTED_LENGTH);
 
+        private final int firstPercent;
+        private final int firstMaxLength;
+        private final int secondPercent;
+        private final int secondMaxLength;
+        private final int maxLength;
+
+        Sizes(
+            final int firstPercent,
+            final int firstMaxLength,
+            final int secondPercent,
+            final int secondMaxLength,
+            final int maxLength)
+        {
+            this.firstPercent = firstPercent;
+            this.firstMaxLength = firstMaxLength;
+            this.secondPercent = secondPercent;
+            this.secondMaxLength = secondMaxLength;
+            this.maxLength = maxLength;
+        }
+
+        /** @return the length of message {@code sequence}, a function of the sequence alone. */
         public int lengthFor(final long sequence)
         {
-            return switch (this)
+            final long mix = mix(sequence);
+            final int bucket = (int)((mix >>> 8) % 100);
+            final int spread = (int)((mix >>> 20) & 0x7fff_ffff);
+            if (bucket < firstPercent)
             {
-                case MIXED -> MessageStream.lengthFor(sequence);
-                case FRAGMENTED -> fragmentedLengthFor(sequence);
-                case RARELY_FRAGMENTED -> rarelyFragmentedLengthFor(sequence);
-            };
+                return HEADER_LENGTH + spread % (firstMaxLength - HEADER_LENGTH + 1);
+            }
+            if (bucket < secondPercent)
+            {
+                return firstMaxLength + 1 + spread % (secondMaxLength - firstMaxLength);
+            }
+            return secondMaxLength + 1 + spread % (maxLength - secondMaxLength);
         }
 
         public int maxLength()
         {
-            return switch (this)
-            {
-                case MIXED -> MAX_LENGTH;
-                case FRAGMENTED -> MAX_FRAGMENTED_LENGTH;
-                case RARELY_FRAGMENTED -> MAX_RARELY_FRAGMENTED_LENGTH;
-            };
+            return maxLength;
         }
     }
 
     private MessageStream()
     {
-    }
-
-    public static int lengthFor(final long sequence)
-    {
-        final long mix = mix(sequence);
-        final int bucket = (int)((mix >>> 8) % 100);
-        final int spread = (int)((mix >>> 20) & 0x7fff_ffff);
-        if (bucket < 70)
-        {
-            return HEADER_LENGTH + spread % 113;              // 16..128
-        }
-        if (bucket < 95)
-        {
-            return 129 + spread % 384;                        // 129..512
-        }
-        return 513 + spread % (MAX_LENGTH - 512);             // 513..1376
-    }
-
-    private static int fragmentedLengthFor(final long sequence)
-    {
-        final long mix = mix(sequence);
-        final int bucket = (int)((mix >>> 8) % 100);
-        final int spread = (int)((mix >>> 20) & 0x7fff_ffff);
-        if (bucket < 60)
-        {
-            return HEADER_LENGTH + spread % 497;                                   // 16..512
-        }
-        if (bucket < 80)
-        {
-            return 513 + spread % (MAX_LENGTH - 512);                              // 513..1376
-        }
-        return MAX_LENGTH + 1 + spread % (MAX_FRAGMENTED_LENGTH - MAX_LENGTH);     // 1377..8192
-    }
-
-    private static int rarelyFragmentedLengthFor(final long sequence)
-    {
-        final long mix = mix(sequence);
-        final int bucket = (int)((mix >>> 8) % 100);
-        final int spread = (int)((mix >>> 20) & 0x7fff_ffff);
-        if (bucket < 70)
-        {
-            return HEADER_LENGTH + spread % 113;                                          // 16..128
-        }
-        if (bucket < 97)
-        {
-            return 129 + spread % (MAX_LENGTH - 128);                                     // 129..1376
-        }
-        return MAX_LENGTH + 1 + spread % (MAX_RARELY_FRAGMENTED_LENGTH - MAX_LENGTH);     // 1377..4000
     }
 
     /** Write message {@code sequence} of the {@link Sizes#MIXED} profile into the buffer at 0; returns its length. */
