@@ -4,6 +4,7 @@ import io.aeron.FragmentAssembler;
 import io.verbus.ExclusivePublication;
 import io.verbus.TestSupport;
 import io.verbus.Verbus;
+import io.verbus.test.MessageStream;
 import io.verbus.tools.VerbusStat;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.status.CountersReader;
@@ -18,6 +19,7 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
 import static io.verbus.archive.ArchiveTestSupport.STREAM_ID;
+import static io.verbus.test.MessageStream.Sizes.RARELY_FRAGMENTED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -37,10 +39,10 @@ class ArchiveCountersTest
         {
             final ExclusivePublication publication = verbus.addExclusivePublication("ipc", STREAM_ID);
             TestSupport.await("recorder image", () -> 1 == recorder.subscription().imageCount());
-            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(TestMessages.MAX_LENGTH);
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(MessageStream.MAX_RARELY_FRAGMENTED_LENGTH);
             for (long sequence = 0; sequence < 2_000; )
             {
-                if (publication.offer(message, 0, TestMessages.encode(message, sequence)) > 0)
+                if (publication.offer(message, 0, MessageStream.encode(message, 0, sequence, RARELY_FRAGMENTED)) > 0)
                 {
                     sequence++;
                 }
@@ -54,7 +56,7 @@ class ArchiveCountersTest
 
             final LateJoinSubscription lateJoiner = LateJoinSubscription.join(new LateJoinSubscription.Context()
                 .verbus(verbus).connection(recorder.connection()).channel("ipc").streamId(STREAM_ID));
-            final TestMessages.Checker checker = new TestMessages.Checker(0);
+            final MessageStream.Checker checker = new MessageStream.Checker(0, RARELY_FRAGMENTED);
             final FragmentAssembler assembler = new FragmentAssembler((buffer, offset, length, header) ->
                 checker.onMessage(buffer, offset, length));
             TestSupport.await("late joiner merged", () -> lateJoiner.isMerged() && checker.received == 2_000,

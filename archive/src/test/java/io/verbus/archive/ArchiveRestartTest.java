@@ -5,6 +5,7 @@ import io.verbus.ExclusivePublication;
 import io.verbus.Subscription;
 import io.verbus.TestSupport;
 import io.verbus.Verbus;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static io.verbus.archive.ArchiveTestSupport.STREAM_ID;
+import static io.verbus.test.MessageStream.Sizes.RARELY_FRAGMENTED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -73,7 +75,7 @@ class ArchiveRestartTest
                 // The recorder reads on into its retention (4 terms of 64k), then holds the ipc publication back at
                 // its window (half a term) beyond that, give or take the message crossing the limit.
                 final long bound = VerbusRecorder.Context.RETENTION_TERMS_DEFAULT * 64 * 1024 + 32 * 1024 +
-                    TestMessages.MAX_LENGTH + 4 * 32;
+                    MessageStream.MAX_RARELY_FRAGMENTED_LENGTH + 4 * 32;
                 assertTrue(publisher.sequence() < MESSAGES && publication.position() - firstThird <= bound,
                     "with the archive away the recorder retains, then back-pressures the stream: " +
                     (publication.position() - firstThird) + " bytes published meanwhile");
@@ -115,7 +117,8 @@ class ArchiveRestartTest
         private final ExclusivePublication publication;
         private final Subscription live;
         private final FrameCapture capture;
-        private final ExpandableArrayBuffer message = new ExpandableArrayBuffer(TestMessages.MAX_LENGTH);
+        private final ExpandableArrayBuffer message =
+            new ExpandableArrayBuffer(MessageStream.MAX_RARELY_FRAGMENTED_LENGTH);
         private long sequence;
 
         Publisher(final ExclusivePublication publication, final Subscription live, final FrameCapture capture)
@@ -130,7 +133,7 @@ class ArchiveRestartTest
         {
             for (int i = 0; i < 16 && sequence < count; i++)
             {
-                if (publication.offer(message, 0, TestMessages.encode(message, sequence)) > 0)
+                if (publication.offer(message, 0, MessageStream.encode(message, 0, sequence, RARELY_FRAGMENTED)) > 0)
                 {
                     sequence++;
                 }

@@ -5,6 +5,7 @@ import io.verbus.ExclusivePublication;
 import io.verbus.Subscription;
 import io.verbus.TestSupport;
 import io.verbus.Verbus;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -15,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static io.verbus.archive.ArchiveTestSupport.STREAM_ID;
+import static io.verbus.test.MessageStream.Sizes.RARELY_FRAGMENTED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -63,7 +65,7 @@ class LateJoinTest
                 assertEquals(sessionId, lateJoiner.sessionId());
                 assertEquals(channel, lateJoiner.channel(), "the join keys are not part of the live channel");
 
-                final TestMessages.Checker checker = new TestMessages.Checker(0);
+                final MessageStream.Checker checker = new MessageStream.Checker(0, RARELY_FRAGMENTED);
                 final FragmentAssembler assembler = new FragmentAssembler((buffer, offset, length, header) ->
                     checker.onMessage(buffer, offset, length));
                 final AtomicLong mergedAtMessage = new AtomicLong(-1);
@@ -108,12 +110,13 @@ class LateJoinTest
         {
             final ExclusivePublication publication = verbus.addExclusivePublication("ipc", STREAM_ID);
             TestSupport.await("recorder image", () -> 1 == recorder.subscription().imageCount());
-            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(TestMessages.MAX_LENGTH);
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(MessageStream.MAX_RARELY_FRAGMENTED_LENGTH);
             long sequence = 0;
             long positionOfMessage1000 = -1;
             while (sequence < messages / 2)
             {
-                final long result = publication.offer(message, 0, TestMessages.encode(message, sequence));
+                final long result =
+                    publication.offer(message, 0, MessageStream.encode(message, 0, sequence, RARELY_FRAGMENTED));
                 if (result > 0)
                 {
                     sequence++;
@@ -127,13 +130,14 @@ class LateJoinTest
             final LateJoinSubscription lateJoiner = LateJoinSubscription.join(new LateJoinSubscription.Context()
                 .verbus(verbus).connection(recorder.connection()).channel("ipc").streamId(STREAM_ID)
                 .fromPosition(positionOfMessage1000));
-            final TestMessages.Checker checker = new TestMessages.Checker(1000);
+            final MessageStream.Checker checker = new MessageStream.Checker(1000, RARELY_FRAGMENTED);
             final FragmentAssembler assembler = new FragmentAssembler((buffer, offset, length, header) ->
                 checker.onMessage(buffer, offset, length));
             final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (checker.received < messages - 1000 && null == checker.failure && System.nanoTime() < deadlineNs)
             {
-                if (sequence < messages && publication.offer(message, 0, TestMessages.encode(message, sequence)) > 0)
+                if (sequence < messages &&
+                    publication.offer(message, 0, MessageStream.encode(message, 0, sequence, RARELY_FRAGMENTED)) > 0)
                 {
                     sequence++;
                 }

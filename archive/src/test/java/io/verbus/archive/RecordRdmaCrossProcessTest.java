@@ -5,6 +5,7 @@ import io.aeron.archive.client.AeronArchive;
 import io.verbus.Subscription;
 import io.verbus.TestSupport;
 import io.verbus.Verbus;
+import io.verbus.test.MessageStream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -16,6 +17,7 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 import static io.verbus.archive.ArchiveTestSupport.STREAM_ID;
+import static io.verbus.test.MessageStream.Sizes.RARELY_FRAGMENTED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -59,7 +61,7 @@ class RecordRdmaCrossProcessTest
                     () -> 1 == live.imageCount() && 1 == recorder.subscription().imageCount());
 
                 final FrameCapture capture = new FrameCapture(64 * 1024 * 1024);
-                final TestMessages.Checker liveChecker = new TestMessages.Checker(0);
+                final MessageStream.Checker liveChecker = new MessageStream.Checker(0, RARELY_FRAGMENTED);
                 final FragmentAssembler liveAssembler = new FragmentAssembler((buffer, offset, length, header) ->
                     liveChecker.onMessage(buffer, offset, length));
                 publisher.send("GO");
@@ -97,7 +99,7 @@ class RecordRdmaCrossProcessTest
                     assertEquals(channel, recording.verbusChannel());
 
                     final FrameCapture.Cursor cursor = capture.cursor();
-                    final TestMessages.Checker replayChecker = new TestMessages.Checker(0);
+                    final MessageStream.Checker replayChecker = new MessageStream.Checker(0, RARELY_FRAGMENTED);
                     final FragmentAssembler replayAssembler = new FragmentAssembler((buffer, offset, length, header) ->
                         replayChecker.onMessage(buffer, offset, length));
                     final String[] mismatch = new String[1];

@@ -4,6 +4,7 @@ import io.verbus.ExclusivePublication;
 import io.verbus.Subscription;
 import io.verbus.TestSupport;
 import io.verbus.Verbus;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -18,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
 import static io.verbus.archive.ArchiveTestSupport.STREAM_ID;
+import static io.verbus.test.MessageStream.Sizes.RARELY_FRAGMENTED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -55,12 +57,13 @@ class RecordReplayCommandTest
 
             final CRC32C liveCrc = new CRC32C();
             final byte[] frame = new byte[ArchiveReplay.MAX_FRAME_LENGTH];
-            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(TestMessages.MAX_LENGTH);
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(MessageStream.MAX_RARELY_FRAGMENTED_LENGTH);
             final long[] liveMessages = { 0 };
             long sequence = 0;
             while (liveMessages[0] < MESSAGES)
             {
-                if (sequence < MESSAGES && publication.offer(message, 0, TestMessages.encode(message, sequence)) > 0)
+                if (sequence < MESSAGES &&
+                    publication.offer(message, 0, MessageStream.encode(message, 0, sequence, RARELY_FRAGMENTED)) > 0)
                 {
                     sequence++;
                 }

@@ -6,6 +6,7 @@ import io.verbus.ExclusivePublication;
 import io.verbus.Subscription;
 import io.verbus.TestSupport;
 import io.verbus.Verbus;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static io.verbus.archive.ArchiveTestSupport.STREAM_ID;
+import static io.verbus.test.MessageStream.Sizes.RARELY_FRAGMENTED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -41,17 +43,17 @@ class RecordReplayIpcTest
             TestSupport.await("recorder image", () -> 1 == recorder.subscription().imageCount());
 
             final FrameCapture capture = new FrameCapture(4 * 1024 * 1024);
-            final TestMessages.Checker liveChecker = new TestMessages.Checker(0);
+            final MessageStream.Checker liveChecker = new MessageStream.Checker(0, RARELY_FRAGMENTED);
             final FragmentAssembler liveAssembler = new FragmentAssembler((buffer, offset, length, header) ->
                 liveChecker.onMessage(buffer, offset, length));
-            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(TestMessages.MAX_LENGTH);
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(MessageStream.MAX_RARELY_FRAGMENTED_LENGTH);
             long sequence = 0;
             final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             while (liveChecker.received < MESSAGES && System.nanoTime() < deadlineNs)
             {
                 if (sequence < MESSAGES)
                 {
-                    final int length = TestMessages.encode(message, sequence);
+                    final int length = MessageStream.encode(message, 0, sequence, RARELY_FRAGMENTED);
                     if (publication.offer(message, 0, length) > 0)
                     {
                         sequence++;
@@ -83,7 +85,7 @@ class RecordReplayIpcTest
                 assertEquals("ipc", recording.verbusChannel());
 
                 final FrameCapture.Cursor cursor = capture.cursor();
-                final TestMessages.Checker replayChecker = new TestMessages.Checker(0);
+                final MessageStream.Checker replayChecker = new MessageStream.Checker(0, RARELY_FRAGMENTED);
                 final FragmentAssembler replayAssembler = new FragmentAssembler((buffer, offset, length, header) ->
                     replayChecker.onMessage(buffer, offset, length));
                 final String[] mismatch = new String[1];
@@ -120,10 +122,10 @@ class RecordReplayIpcTest
         {
             final ExclusivePublication publication = verbus.addExclusivePublication("ipc", STREAM_ID);
             TestSupport.await("recorder image", () -> 1 == recorder.subscription().imageCount());
-            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(TestMessages.MAX_LENGTH);
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(MessageStream.MAX_RARELY_FRAGMENTED_LENGTH);
             for (long sequence = 0; sequence < messages; )
             {
-                if (publication.offer(message, 0, TestMessages.encode(message, sequence)) > 0)
+                if (publication.offer(message, 0, MessageStream.encode(message, 0, sequence, RARELY_FRAGMENTED)) > 0)
                 {
                     sequence++;
                 }
@@ -135,7 +137,7 @@ class RecordReplayIpcTest
             final ExclusivePublication targetPublication = verbus.addExclusivePublication("ipc", targetStreamId);
             final FrameCapture replayed = new FrameCapture(1024 * 1024);
             final FrameCapture republished = new FrameCapture(1024 * 1024);
-            final TestMessages.Checker checker = new TestMessages.Checker(0);
+            final MessageStream.Checker checker = new MessageStream.Checker(0, RARELY_FRAGMENTED);
             final FragmentAssembler assembler = new FragmentAssembler((buffer, offset, length, header) ->
                 checker.onMessage(buffer, offset, length));
             try (AeronArchive archive = recorder.connection().connectArchive();

@@ -6,6 +6,7 @@ import io.verbus.Image;
 import io.verbus.Subscription;
 import io.verbus.TestSupport;
 import io.verbus.Verbus;
+import io.verbus.test.MessageStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -85,7 +86,7 @@ class RecorderFallsBehindTest
                 // At most: the recorder's retention (read, not yet recorded), the publication's window (half a term)
                 // beyond what the recorder read, and the message that crossed the limit.
                 final long bound = VerbusRecorder.Context.RETENTION_TERMS_DEFAULT * TERM_LENGTH + TERM_LENGTH / 2 +
-                    TestMessages.MAX_LENGTH + 4 * 32;
+                    MessageStream.MAX_RARELY_FRAGMENTED_LENGTH + 4 * 32;
                 assertTrue(stalledAt - recordedAtStall <= bound,
                     "held within the window of the recorder: " + (stalledAt - recordedAtStall) + " bytes ahead");
 

@@ -3,6 +3,7 @@ package io.verbus.archive;
 import io.verbus.Publication;
 import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 
 import java.io.BufferedReader;
@@ -11,8 +12,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
+import static io.verbus.test.MessageStream.Sizes.RARELY_FRAGMENTED;
+
 /**
- * The publisher process of the cross-process archive tests: publishes {@link TestMessages} on a Verbus channel.
+ * The publisher process of the cross-process archive tests: publishes a {@link MessageStream} (the rarely
+ * fragmented profile) on a Verbus channel.
  * <pre>
  *   StreamPublisherMain &lt;verbus-dir&gt; &lt;channel&gt; &lt;stream-id&gt; &lt;count&gt;
  *       &lt;messages-per-second, 0 = unthrottled&gt;
@@ -44,7 +48,7 @@ public final class StreamPublisherMain
             System.out.flush();
             awaitLine(in, "GO");
 
-            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(TestMessages.MAX_LENGTH);
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(MessageStream.MAX_RARELY_FRAGMENTED_LENGTH);
             final long startNs = System.nanoTime();
             final long deadlineNs = startNs + TIMEOUT_NS;
             final long tenth = Math.max(1, count / 10);
@@ -60,7 +64,7 @@ public final class StreamPublisherMain
                         continue;
                     }
                 }
-                final int length = TestMessages.encode(message, sequence);
+                final int length = MessageStream.encode(message, 0, sequence, RARELY_FRAGMENTED);
                 if (publication.offer(message, 0, length) > 0)
                 {
                     sequence++;

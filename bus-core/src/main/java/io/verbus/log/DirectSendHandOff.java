@@ -1,5 +1,6 @@
 package io.verbus.log;
 
+import io.verbus.common.VarHandles;
 import io.verbus.media.MediaSender;
 import org.agrona.concurrent.NanoClock;
 
@@ -49,26 +50,10 @@ public final class DirectSendHandOff implements MediaSender
     static final int AGENT = 2;
     static final int CLOSED = 3;
 
-    private static final VarHandle OWNER;
-    private static final VarHandle PENDING;
-    private static final VarHandle WRITER_SENDS;
-    private static final VarHandle DUTY_DUE;
-
-    static
-    {
-        try
-        {
-            final MethodHandles.Lookup lookup = MethodHandles.lookup();
-            OWNER = lookup.findVarHandle(DirectSendHandOff.class, "owner", int.class);
-            PENDING = lookup.findVarHandle(DirectSendHandOff.class, "pending", boolean.class);
-            WRITER_SENDS = lookup.findVarHandle(DirectSendHandOff.class, "writerSends", long.class);
-            DUTY_DUE = lookup.findVarHandle(DirectSendHandOff.class, "dutyDue", boolean.class);
-        }
-        catch (final ReflectiveOperationException ex)
-        {
-            throw new ExceptionInInitializerError(ex);
-        }
-    }
+    private static final VarHandle OWNER = VarHandles.field(MethodHandles.lookup(), "owner", int.class);
+    private static final VarHandle PENDING = VarHandles.field(MethodHandles.lookup(), "pending", boolean.class);
+    private static final VarHandle WRITER_SENDS = VarHandles.field(MethodHandles.lookup(), "writerSends", long.class);
+    private static final VarHandle DUTY_DUE = VarHandles.field(MethodHandles.lookup(), "dutyDue", boolean.class);
 
     private final MediaSender sender;
     private final NanoClock clock;

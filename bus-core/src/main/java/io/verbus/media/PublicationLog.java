@@ -1,9 +1,13 @@
 package io.verbus.media;
 
 import io.aeron.logbuffer.LogBufferDescriptor;
+import io.verbus.common.VarHandles;
 import io.verbus.log.LogBuffers;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.Position;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * What Verbus gives a media about one publication: its log, ids, tail, and the limit counter the media sets.
@@ -22,20 +26,8 @@ import org.agrona.concurrent.status.Position;
  */
 public final class PublicationLog
 {
-    private static final java.lang.invoke.VarHandle MEDIA_SCAN_POSITION;
-
-    static
-    {
-        try
-        {
-            MEDIA_SCAN_POSITION = java.lang.invoke.MethodHandles.lookup()
-                .findVarHandle(PublicationLog.class, "mediaScanPosition", long.class);
-        }
-        catch (final ReflectiveOperationException ex)
-        {
-            throw new ExceptionInInitializerError(ex);
-        }
-    }
+    private static final VarHandle MEDIA_SCAN_POSITION =
+        VarHandles.field(MethodHandles.lookup(), "mediaScanPosition", long.class);
 
     private final LogBuffers logBuffers;
     private final int sessionId;

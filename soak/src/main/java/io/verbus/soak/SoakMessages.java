@@ -1,11 +1,11 @@
 package io.verbus.soak;
 
+import io.verbus.test.MessageStream;
 import org.agrona.DirectBuffer;
 import org.agrona.MutableDirectBuffer;
 
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.zip.CRC32;
 
 /**
  * The soak's messages and the checker that counts, rather than stops at, every lost, duplicated, reordered or
@@ -16,16 +16,19 @@ import java.util.zip.CRC32;
  * A source is one writer thread of one lane ({@code lane << 8 | thread}); sequences count per source, so two
  * threads sharing a concurrent publication each keep their own order. The CRC covers everything but itself, so a
  * header swapped with another message's fails too. The length is a function of (source, sequence), checked too.
+ * The first 16 bytes are laid out as a {@link MessageStream}'s, whose payload, mix and {@link MessageStream.Crc} these
+ * messages use.
  */
 final class SoakMessages
 {
     static final int HEADER_LENGTH = 20;
     /** One frame at the default MTU (1408 - 32). */
     static final int MAX_UNFRAGMENTED_LENGTH = 1376;
-    static final int MAX_LENGTH = 8192;
-    private static final int LENGTH_OFFSET = 8;
-    private static final int CRC_OFFSET = 12;
-    private static final int SOURCE_OFFSET = 16;
+    static final int MAX_LENGTH = MessageStream.MAX_FRAGMENTED_LENGTH;
+    private static final int LENGTH_OFFSET = MessageStream.LENGTH_OFFSET;
+    private static final int CRC_OFFSET = MessageStream.CRC_OFFSET;
+    /** Right after the CRC field, so the CRC covers it. */
+    private static final int SOURCE_OFFSET = MessageStream.CRC_END;
 
     /** Message size profiles. */
     enum Sizes
@@ -39,7 +42,7 @@ final class SoakMessages
 
         int lengthFor(final int source, final long sequence)
         {
-            final long mix = mix(sequence * 31 + source);
+            final long mix = MessageStream.mix(sequence * 31 + source);
             final int bucket = (int)((mix >>> 8) % 100);
             final int spread = (int)((mix >>> 20) & 0x7fff_ffff);
             return switch (this)
@@ -66,24 +69,13 @@ final class SoakMessages
     /** Writes message {@code sequence} of {@code source} at {@code offset}; returns its length. */
     static int encode(
         final MutableDirectBuffer buffer, final int offset, final int source, final long sequence, final Sizes sizes,
-        final Crc crc)
+        final MessageStream.Crc crc)
     {
         final int length = sizes.lengthFor(source, sequence);
         buffer.putLong(offset, sequence);
         buffer.putInt(offset + LENGTH_OFFSET, length);
         buffer.putInt(offset + SOURCE_OFFSET, source);
-        long word = mix(sequence ^ 0x9E3779B97F4A7C15L);
-        int i = HEADER_LENGTH;
-        for (; i + 8 <= length; i += 8)
-        {
-            buffer.putLong(offset + i, word);
-            word = word * 0x9E3779B97F4A7C15L + i;
-        }
-        for (; i < length; i++)
-        {
-            buffer.putByte(offset + i, (byte)word);
-            word >>>= 8;
-        }
+        MessageStream.fillPayload(buffer, offset, HEADER_LENGTH, length, sequence);
         buffer.putInt(offset + CRC_OFFSET, crc.of(buffer, offset, length));
         return length;
     }
@@ -93,30 +85,6 @@ final class SoakMessages
     {
         final int at = length > HEADER_LENGTH ? offset + length - 1 : offset + 4;
         buffer.putByte(at, (byte)(buffer.getByte(at) ^ 0x5A));
-    }
-
-    static long mix(final long v)
-    {
-        long z = v + 0x9E3779B97F4A7C15L;
-        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-        return z ^ (z >>> 31);
-    }
-
-    /** CRC32 over a reused scratch array (the JDK's intrinsic): allocation-free. */
-    static final class Crc
-    {
-        private final CRC32 crc = new CRC32();
-        private final byte[] scratch = new byte[MAX_LENGTH];
-
-        int of(final DirectBuffer buffer, final int offset, final int length)
-        {
-            buffer.getBytes(offset, scratch, 0, length);
-            crc.reset();
-            crc.update(scratch, 0, CRC_OFFSET);
-            crc.update(scratch, SOURCE_OFFSET, length - SOURCE_OFFSET);
-            return (int)crc.getValue();
-        }
     }
 
     /**
@@ -218,7 +186,7 @@ final class SoakMessages
         final SourceCheck[] sources;
         private final int lane;
         private final Sizes[] sizes;
-        private final Crc crc = new Crc();
+        private final MessageStream.Crc crc = new MessageStream.Crc();
         long unknownSource;
 
         LaneCheck(final int lane, final Sizes[] sizesPerThread)

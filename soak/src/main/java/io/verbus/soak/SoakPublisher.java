@@ -6,6 +6,7 @@ import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
 import io.verbus.driver.IdleStrategies;
 import io.verbus.media.rdma.RdmaCounters;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.status.CountersReader;
@@ -280,7 +281,7 @@ public final class SoakPublisher
         private final Injections injections;
         private final ExpandableArrayBuffer message = new ExpandableArrayBuffer(SoakMessages.MAX_LENGTH);
         private final BufferClaim claim = new BufferClaim();
-        private final SoakMessages.Crc crc = new SoakMessages.Crc();
+        private final MessageStream.Crc crc = new MessageStream.Crc();
         private final BackoffIdleStrategy idle = new BackoffIdleStrategy(
             10, 20, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MICROSECONDS.toNanos(200));
         private long abortedFor = -1;

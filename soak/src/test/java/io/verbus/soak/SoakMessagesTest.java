@@ -1,5 +1,6 @@
 package io.verbus.soak;
 
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.Test;
 
@@ -28,7 +29,7 @@ class SoakMessagesTest
     {
         final SoakMessages.LaneCheck check = new SoakMessages.LaneCheck(2, SoakLanes.sizesOf(2));
         final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(SoakMessages.MAX_LENGTH);
-        final SoakMessages.Crc crc = new SoakMessages.Crc();
+        final MessageStream.Crc crc = new MessageStream.Crc();
         for (long sequence = 0; sequence < 100; sequence++)
         {
             for (int thread = 0; thread < 2; thread++)

@@ -7,6 +7,7 @@ import io.verbus.bench.Ponger;
 import io.verbus.bench.StreamPair;
 import io.verbus.bench.StreamPublisher;
 import io.verbus.bench.StreamSubscriber;
+import io.verbus.common.VarHandles;
 import org.agrona.BitUtil;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -99,19 +100,7 @@ public final class FloorContender implements Contender
     @SuppressWarnings("unused")
     static final class CacheLine
     {
-        private static final VarHandle VALUE;
-
-        static
-        {
-            try
-            {
-                VALUE = MethodHandles.lookup().findVarHandle(CacheLine.class, "value", long.class);
-            }
-            catch (final ReflectiveOperationException ex)
-            {
-                throw new ExceptionInInitializerError(ex);
-            }
-        }
+        private static final VarHandle VALUE = VarHandles.field(MethodHandles.lookup(), "value", long.class);
 
         private long p01, p02, p03, p04, p05, p06, p07, p08, p09, p10, p11, p12, p13, p14, p15;
         private long value;

@@ -1,5 +1,6 @@
 package io.verbus.fabric.tcp;
 
+import io.verbus.common.VarHandles;
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.FaultInjection;
 import io.verbus.fabric.QueuePairConfig;
@@ -112,23 +113,9 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     /** The longest RNR budget a request carries: an int of microseconds (about 35 minutes). */
     private static final long MAX_RNR_BUDGET_NS = TimeUnit.MICROSECONDS.toNanos(Integer.MAX_VALUE);
     private static final long NONE = Long.MIN_VALUE;
-    private static final VarHandle ENGINE;
-    private static final VarHandle LAST_APPLICATION_PROGRESS;
-
-    static
-    {
-        try
-        {
-            final MethodHandles.Lookup lookup = MethodHandles.lookup();
-            ENGINE = lookup.findVarHandle(TcpQueuePair.class, "engine", int.class);
-            LAST_APPLICATION_PROGRESS =
-                lookup.findVarHandle(TcpQueuePair.class, "lastApplicationProgressNs", long.class);
-        }
-        catch (final ReflectiveOperationException ex)
-        {
-            throw new ExceptionInInitializerError(ex);
-        }
-    }
+    private static final VarHandle ENGINE = VarHandles.field(MethodHandles.lookup(), "engine", int.class);
+    private static final VarHandle LAST_APPLICATION_PROGRESS =
+        VarHandles.field(MethodHandles.lookup(), "lastApplicationProgressNs", long.class);
 
     private final TcpNic nic;
     private final ErrorHandler errorHandler;

@@ -1,5 +1,6 @@
 package io.verbus.fabric.soft;
 
+import io.verbus.common.VarHandles;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.WorkCompletion;
 import io.verbus.fabric.WorkCompletionOpcode;
@@ -46,22 +47,10 @@ public final class SoftCompletionQueue implements CompletionQueue
     }
 
     private static final VarHandle SEQUENCES = MethodHandles.arrayElementVarHandle(long[].class);
-    private static final VarHandle ARMED;
+    private static final VarHandle ARMED = VarHandles.field(MethodHandles.lookup(), "armed", int.class);
     private static final int DISARMED = 0;
     private static final int ARMED_NEXT = 1;
     private static final int ARMED_SOLICITED = 2;
-
-    static
-    {
-        try
-        {
-            ARMED = MethodHandles.lookup().findVarHandle(SoftCompletionQueue.class, "armed", int.class);
-        }
-        catch (final ReflectiveOperationException ex)
-        {
-            throw new ExceptionInInitializerError(ex);
-        }
-    }
 
     private static final WorkCompletionStatus[] STATUSES = WorkCompletionStatus.values();
     private static final WorkCompletionOpcode[] OPCODES = WorkCompletionOpcode.values();

@@ -1,5 +1,6 @@
 package io.verbus.fabric.soft;
 
+import io.verbus.common.VarHandles;
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.FaultInjection;
@@ -40,26 +41,10 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
     @SuppressWarnings("restricted")
     protected static final MemorySegment ALL_MEMORY = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
 
-    private static final VarHandle SQ_TAIL;
-    private static final VarHandle SQ_RECLAIMED;
-    private static final VarHandle RQ_TAIL;
-    private static final VarHandle RQ_RECLAIMED;
-
-    static
-    {
-        try
-        {
-            final MethodHandles.Lookup lookup = MethodHandles.lookup();
-            SQ_TAIL = lookup.findVarHandle(SoftQueuePair.class, "sqTailPublished", long.class);
-            SQ_RECLAIMED = lookup.findVarHandle(SoftQueuePair.class, "sqReclaimed", long.class);
-            RQ_TAIL = lookup.findVarHandle(SoftQueuePair.class, "rqTailPublished", long.class);
-            RQ_RECLAIMED = lookup.findVarHandle(SoftQueuePair.class, "rqReclaimed", long.class);
-        }
-        catch (final ReflectiveOperationException ex)
-        {
-            throw new ExceptionInInitializerError(ex);
-        }
-    }
+    private static final VarHandle SQ_TAIL = VarHandles.field(MethodHandles.lookup(), "sqTailPublished", long.class);
+    private static final VarHandle SQ_RECLAIMED = VarHandles.field(MethodHandles.lookup(), "sqReclaimed", long.class);
+    private static final VarHandle RQ_TAIL = VarHandles.field(MethodHandles.lookup(), "rqTailPublished", long.class);
+    private static final VarHandle RQ_RECLAIMED = VarHandles.field(MethodHandles.lookup(), "rqReclaimed", long.class);
 
     protected final SoftDevice device;
     protected final SoftProtectionDomain protectionDomain;

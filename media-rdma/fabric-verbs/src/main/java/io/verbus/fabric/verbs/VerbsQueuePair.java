@@ -1,5 +1,6 @@
 package io.verbus.fabric.verbs;
 
+import io.verbus.common.VarHandles;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.FabricException;
 import io.verbus.fabric.LinkLayer;
@@ -20,6 +21,7 @@ import org.agrona.BitUtil;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -86,26 +88,13 @@ public final class VerbsQueuePair implements QueuePair
     /** Largest READ/atomic depth requested, within what the device allows. */
     private static final int MAX_RD_ATOMIC = 16;
     private static final int HOP_LIMIT = 64;
-    private static final VarHandle SEND_POSTED;
-    private static final VarHandle SEND_RECLAIMED;
-    private static final VarHandle RECEIVE_POSTED;
-    private static final VarHandle RECEIVE_CONSUMED;
-
-    static
-    {
-        try
-        {
-            final java.lang.invoke.MethodHandles.Lookup lookup = java.lang.invoke.MethodHandles.lookup();
-            SEND_POSTED = lookup.findVarHandle(VerbsQueuePair.class, "sendPosted", long.class);
-            SEND_RECLAIMED = lookup.findVarHandle(VerbsQueuePair.class, "sendReclaimed", long.class);
-            RECEIVE_POSTED = lookup.findVarHandle(VerbsQueuePair.class, "receivePosted", long.class);
-            RECEIVE_CONSUMED = lookup.findVarHandle(VerbsQueuePair.class, "receiveConsumed", long.class);
-        }
-        catch (final ReflectiveOperationException ex)
-        {
-            throw new ExceptionInInitializerError(ex);
-        }
-    }
+    private static final VarHandle SEND_POSTED = VarHandles.field(MethodHandles.lookup(), "sendPosted", long.class);
+    private static final VarHandle SEND_RECLAIMED =
+        VarHandles.field(MethodHandles.lookup(), "sendReclaimed", long.class);
+    private static final VarHandle RECEIVE_POSTED =
+        VarHandles.field(MethodHandles.lookup(), "receivePosted", long.class);
+    private static final VarHandle RECEIVE_CONSUMED =
+        VarHandles.field(MethodHandles.lookup(), "receiveConsumed", long.class);
 
     private final VerbsDevice device;
     private final VerbsProtectionDomain pd;

@@ -5,7 +5,7 @@ import io.verbus.media.ImageBound;
 /**
  * The image bound of one connection as the receiver agent sees it: besides what the image asks ({@link ImageBound}),
  * the last accepted bound, the counters, and why the image closed itself. Each commit mode has its own:
- * {@link PositionBlockBound} (counter) and {@link ImmediateBound} (imm).
+ * {@link PositionBlockBound} (counter) and {@link ImmediateBound} (imm), both on {@link AcceptedBound}.
  */
 interface ConnectionBound extends ImageBound
 {

@@ -1,6 +1,6 @@
 package io.verbus.media.rdma;
 
-import io.aeron.logbuffer.FrameDescriptor;
+import io.verbus.common.VarHandles;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.QueuePair;
@@ -24,38 +24,19 @@ import java.lang.invoke.VarHandle;
  * immediate, at the join position); once announced only the polling thread does. A failed receive completion (a
  * flush after a QP error) is not reposted: the agent drops the connection on the QP's state.
  */
-final class ImmediateBound implements ConnectionBound
+final class ImmediateBound extends AcceptedBound
 {
-    private static final VarHandle BOUND;
-    private static final VarHandle IMMEDIATES;
-
-    static
-    {
-        try
-        {
-            final MethodHandles.Lookup lookup = MethodHandles.lookup();
-            BOUND = lookup.findVarHandle(ImmediateBound.class, "bound", long.class);
-            IMMEDIATES = lookup.findVarHandle(ImmediateBound.class, "immediates", long.class);
-        }
-        catch (final ReflectiveOperationException ex)
-        {
-            throw new ExceptionInInitializerError(ex);
-        }
-    }
+    private static final VarHandle IMMEDIATES = VarHandles.field(MethodHandles.lookup(), "immediates", long.class);
 
     private final CompletionQueue receiveCq;
     private final QueuePair qp;
     private final long receiveAddress;
     private final int receiveLkey;
-    private final long maxAheadOfConsumer;
     private final PositionBlockBound positionBlock;
     private final WorkCompletion[] completions = WorkCompletion.newArray(16);
 
-    @SuppressWarnings("unused") private long bound;
     @SuppressWarnings("unused") private long immediates;
     private long receivesPosted;
-    private String invalidReason;
-    private volatile String corruptReason;
 
     /**
      * @param receiveCq      the QP's receive CQ, reaped only here.
@@ -75,13 +56,12 @@ final class ImmediateBound implements ConnectionBound
         final int termLength,
         final long joinPosition)
     {
+        super(termLength, joinPosition);
         this.receiveCq = receiveCq;
         this.qp = qp;
         this.receiveAddress = receiveAddress;
         this.receiveLkey = receiveLkey;
         this.positionBlock = positionBlock;
-        this.maxAheadOfConsumer = 2L * termLength;
-        BOUND.setRelease(this, joinPosition);
     }
 
     /**
@@ -104,7 +84,7 @@ final class ImmediateBound implements ConnectionBound
 
     public long acquire(final long consumerPosition)
     {
-        final long current = (long)BOUND.getOpaque(this);
+        final long current = current();
         final int count = receiveCq.poll(completions, completions.length);
         if (0 == count)
         {
@@ -122,43 +102,25 @@ final class ImmediateBound implements ConnectionBound
             reaped++;
             qp.postReceive(++receivesPosted, receiveAddress, 0, receiveLkey);
             final long position = ImmediateCommit.positionOf(completion.immediateData(), accepted);
-            if (position - consumerPosition > maxAheadOfConsumer ||
-                0 != (position & (FrameDescriptor.FRAME_ALIGNMENT - 1)))
+            if (!isWithinReach(position, consumerPosition))
             {
-                invalidReason = "immediate " + completion.immediateData() + " names position " + position +
+                return reject("immediate " + completion.immediateData() + " names position " + position +
                     " (bound " + accepted + ", consumed " + consumerPosition + "): backwards or more than two " +
-                    "terms ahead";
-                corruptReason = invalidReason;
-                return INVALID;
+                    "terms ahead");
             }
             accepted = position;
         }
         IMMEDIATES.setOpaque(this, (long)IMMEDIATES.getOpaque(this) + reaped);
         if (accepted != current)
         {
-            BOUND.setRelease(this, accepted);
+            accept(accepted);
         }
         return accepted;
-    }
-
-    public String invalidReason()
-    {
-        return invalidReason;
-    }
-
-    public void onImageCorrupt(final String reason)
-    {
-        corruptReason = reason;
     }
 
     public long endOfStreamPosition()
     {
         return positionBlock.endOfStreamPosition();
-    }
-
-    public long bound()
-    {
-        return (long)BOUND.getAcquire(this);
     }
 
     public long tornReads()
@@ -169,10 +131,5 @@ final class ImmediateBound implements ConnectionBound
     public long immediates()
     {
         return (long)IMMEDIATES.getOpaque(this);
-    }
-
-    public String corruptReason()
-    {
-        return corruptReason;
     }
 }

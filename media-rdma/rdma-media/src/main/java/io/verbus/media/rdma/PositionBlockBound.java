@@ -1,6 +1,7 @@
 package io.verbus.media.rdma;
 
 import io.aeron.logbuffer.FrameDescriptor;
+import io.verbus.common.VarHandles;
 import io.verbus.media.rdma.protocol.SlotLayout;
 import org.agrona.concurrent.AtomicBuffer;
 
@@ -21,34 +22,15 @@ import java.lang.invoke.VarHandle;
  * Single writer: only the polling thread calls {@link #acquire(long)}. The receiver agent reads {@link #bound()},
  * {@link #tornReads()} and {@link #corruptReason()} for counters and to drop the connection.
  */
-final class PositionBlockBound implements ConnectionBound
+final class PositionBlockBound extends AcceptedBound
 {
-    private static final VarHandle BOUND;
-    private static final VarHandle TORN_READS;
-
-    static
-    {
-        try
-        {
-            final MethodHandles.Lookup lookup = MethodHandles.lookup();
-            BOUND = lookup.findVarHandle(PositionBlockBound.class, "bound", long.class);
-            TORN_READS = lookup.findVarHandle(PositionBlockBound.class, "tornReads", long.class);
-        }
-        catch (final ReflectiveOperationException ex)
-        {
-            throw new ExceptionInInitializerError(ex);
-        }
-    }
+    private static final VarHandle TORN_READS = VarHandles.field(MethodHandles.lookup(), "tornReads", long.class);
 
     private final AtomicBuffer positionBlock;
-    private final long maxAheadOfConsumer;
 
-    // Polling thread only, except through the VarHandles above for the agent's reads.
+    // Polling thread only, except through the VarHandle above for the agent's reads.
     private long lastCheck;
-    @SuppressWarnings("unused") private long bound;
     @SuppressWarnings("unused") private long tornReads;
-    private String invalidReason;
-    private volatile String corruptReason;
 
     /**
      * @param positionBlock the registered block the publisher writes, at offset 0.
@@ -57,14 +39,13 @@ final class PositionBlockBound implements ConnectionBound
      */
     PositionBlockBound(final AtomicBuffer positionBlock, final int termLength, final long joinPosition)
     {
+        super(termLength, joinPosition);
         this.positionBlock = positionBlock;
-        this.maxAheadOfConsumer = 2L * termLength;
-        BOUND.setRelease(this, joinPosition);
     }
 
     public long acquire(final long consumerPosition)
     {
-        final long current = (long)BOUND.getOpaque(this);
+        final long current = current();
         final long check = positionBlock.getLongVolatile(SlotLayout.CHECK_OFFSET);
         if (check == lastCheck)
         {
@@ -86,27 +67,13 @@ final class PositionBlockBound implements ConnectionBound
         {
             return current; // a heartbeat
         }
-        if (position < current ||
-            position - consumerPosition > maxAheadOfConsumer ||
-            0 != (position & (FrameDescriptor.FRAME_ALIGNMENT - 1)))
+        if (position < current || !isWithinReach(position, consumerPosition))
         {
-            invalidReason = "position " + position + " (bound " + current + ", consumed " + consumerPosition +
-                "): backwards, misaligned or more than two terms ahead";
-            corruptReason = invalidReason;
-            return INVALID;
+            return reject("position " + position + " (bound " + current + ", consumed " + consumerPosition +
+                "): backwards, misaligned or more than two terms ahead");
         }
-        BOUND.setRelease(this, position);
+        accept(position);
         return position;
-    }
-
-    public String invalidReason()
-    {
-        return invalidReason;
-    }
-
-    public void onImageCorrupt(final String reason)
-    {
-        corruptReason = reason;
     }
 
     /**
@@ -128,21 +95,9 @@ final class PositionBlockBound implements ConnectionBound
         return Long.MAX_VALUE;
     }
 
-    /** @return the last accepted bound (any thread). */
-    public long bound()
-    {
-        return (long)BOUND.getAcquire(this);
-    }
-
     /** @return position blocks read half-written by the polling thread (any thread). */
     public long tornReads()
     {
         return (long)TORN_READS.getOpaque(this);
-    }
-
-    /** @return why the image closed itself (corrupt frame or invalid position), or null (any thread). */
-    public String corruptReason()
-    {
-        return corruptReason;
     }
 }

@@ -2,12 +2,9 @@ package io.verbus.media.rdma;
 
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
-import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.QueuePair;
-import io.verbus.media.MediaContext;
 import io.verbus.media.PublicationLog;
-import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
 import io.verbus.media.rdma.protocol.HandshakeException;
 import io.verbus.media.rdma.protocol.PrefixedTransport;
 import io.verbus.media.rdma.protocol.PublisherHandshake;
@@ -16,7 +13,6 @@ import io.verbus.media.rdma.protocol.SlotLayout;
 import io.verbus.media.rdma.protocol.SocketMessageTransport;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.status.AtomicCounter;
-import org.agrona.concurrent.status.CountersManager;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Set;
@@ -35,17 +31,15 @@ final class PublisherControl implements AutoCloseable
     static final System.Logger LOGGER = System.getLogger("io.verbus.media.rdma");
     private static final long JOIN_WAIT_SLEEP_MS = 1;
 
+    private final RdmaChannelContext context;
     private final RdmaChannelParams params;
     private final PublicationLog log;
     private final FabricEndpoint endpoint;
-    private final byte[] secret;
     private final ManyToOneConcurrentArrayQueue<SubscriberConnection> newConnections;
-    private final CountersManager countersManager;
     private final ControlListener listener;
     private final BlockPool statusSlots;
     private final BlockPool sourceBlocks;
     private final String name;
-    private final long stepTimeoutMs;
     /** What this publication's commit mode resolves to on its device, and the CHALLENGE word that says so. */
     private final CommitMode.Choice commitChoice;
     private final int commitWord;
@@ -59,25 +53,26 @@ final class PublisherControl implements AutoCloseable
     /** The last connection handed to the sender, for tests that check the provider released it. */
     volatile SubscriberConnection lastAdmitted;
 
+    /**
+     * @param context        the channel, the driver's services, the fabric configuration and the secret.
+     * @param name           the publication's name in log lines and counter labels (the sender's).
+     * @param log            the publication's log.
+     * @param endpoint       the sender's fabric endpoint.
+     * @param newConnections where admitted subscribers go to the sender.
+     * @param maxSubscribers status slots to register.
+     */
     PublisherControl(
-        final MediaContext context,
-        final RdmaChannelParams params,
-        final PublicationLog log,
-        final FabricEndpoint endpoint,
-        final byte[] secret,
-        final ManyToOneConcurrentArrayQueue<SubscriberConnection> newConnections,
-        final int maxSubscribers,
-        final FabricContext fabricContext)
+        final RdmaChannelContext context, final String name, final PublicationLog log, final FabricEndpoint endpoint,
+        final ManyToOneConcurrentArrayQueue<SubscriberConnection> newConnections, final int maxSubscribers)
     {
-        this.params = params;
+        this.context = context;
+        this.name = name;
+        this.params = context.params();
         this.log = log;
         this.endpoint = endpoint;
-        this.secret = secret.clone();
         this.newConnections = newConnections;
-        this.countersManager = context.countersManager();
-        this.name = "stream=" + log.streamId() + " session=" + log.sessionId();
-        this.stepTimeoutMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(params.timeoutNs()));
-        commitChoice = CommitMode.publisherChoice(params.commitMode(), endpoint.device().attributes(), fabricContext);
+        commitChoice = CommitMode.publisherChoice(params.commitMode(), endpoint.device().attributes(),
+            context.fabricContext());
         commitWord = CommitMode.challengeWord(params.commitMode(), commitChoice);
         LOGGER.log(System.Logger.Level.INFO, "rdma publication " + name + ": commit=" + params.commitMode().keyValue() +
             (CommitMode.AUTO == params.commitMode() ? " chose " + commitChoice.mode().keyValue() : "") + " (" +
@@ -90,7 +85,7 @@ final class PublisherControl implements AutoCloseable
         sourceBlocks = new BlockPool(endpoint.device().allocateMemory((long)maxSubscribers * sourceLength),
             sourceLength);
         listener = ControlListener.register(params.endpointHost(), params.endpointPort(), log.streamId(),
-            stepTimeoutMs, new ControlListener.Handler()
+            context.stepTimeoutMs(), new ControlListener.Handler()
             {
                 public void onConnection(
                     final SocketMessageTransport transport, final byte[] hello, final PendingHandshake pending)
@@ -103,13 +98,13 @@ final class PublisherControl implements AutoCloseable
                     updateRejectedCounter();
                 }
             });
-        portCounter = RdmaCounters.allocate(countersManager, RdmaCounters.CONTROL_PORT_TYPE_ID,
+        portCounter = RdmaCounters.allocate(context.countersManager(), RdmaCounters.CONTROL_PORT_TYPE_ID,
             "rdma control port: " + name + " " + params.endpointHost());
         RdmaCounters.set(portCounter, listener.port());
         // The counter shows what rejectedHandshakes() returns: this publication's rejections and its endpoint's, each
         // of which has its log line (or is counted in a rate-limited line's "and N more"). The endpoint may be shared
         // and may have rejected connections already.
-        rejections = new RejectedHandshakes(countersManager, name, listener::rejectedHandshakes);
+        rejections = new RejectedHandshakes(context.countersManager(), name, listener::rejectedHandshakes);
     }
 
     int port()
@@ -158,11 +153,11 @@ final class PublisherControl implements AutoCloseable
         {
             final SocketMessageTransport t = transport;
             final PublisherHandshake handshake = new PublisherHandshake(
-                new HandshakeAuthenticator(secret),
+                context.newAuthenticator(),
                 new PublisherHandshake.Shape(log.sessionId(), log.streamId(), log.initialTermId(), log.termLength(),
                     io.aeron.logbuffer.LogBufferDescriptor.mtuLength(log.logBuffers().metaDataBuffer()),
                     endpoint.providerId(), commitWord),
-                stepTimeoutMs);
+                context.stepTimeoutMs());
             final PublisherHandshake.Admission admission = handshake.run(
                 new PrefixedTransport(transport, hello), new PublisherHandshake.Resources()
             {
@@ -187,8 +182,7 @@ final class PublisherControl implements AutoCloseable
             LOGGER.log(System.Logger.Level.INFO, "rdma publication " + name + ": subscriber " + admitted.name +
                 " connected at position " + admitted.joinPosition + " over " + endpoint.providerName() + ", commit=" +
                 (null == admitted.immediateCommit ? "counter" : "imm"));
-            transport.watch(() -> running && !admitted.retired && !admitted.closeRequested,
-                () -> admitted.requestClose("control connection closed by the subscriber"));
+            admitted.watchControl(() -> running, "subscriber");
             awaitRetiredThenFree(admitted);
         }
         catch (final HandshakeException ex)
@@ -253,7 +247,7 @@ final class PublisherControl implements AutoCloseable
 
             final long id = connectionIds.incrementAndGet();
             final String connectionName = name + " subscriber=" + id + " peer=" + offer.peer();
-            counters = new RdmaCounters.Connection(countersManager, connectionName);
+            counters = new RdmaCounters.Connection(context.countersManager(), connectionName);
             final int inlineLimit = Math.min(params.inlineLength(), qp.maxInlineData());
             final ImmediateCommit immediateCommit = CommitMode.IMM.code() == offer.commit() ?
                 new ImmediateCommit(offer.receiveCredits()) : null;
@@ -271,7 +265,7 @@ final class PublisherControl implements AutoCloseable
                 freeParts(slot, statusRegion, sourceRegion, cq, qp, counters);
                 throw new HandshakeException(HandshakeException.Reason.RESOURCES, "sender queue full");
             }
-            final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(stepTimeoutMs);
+            final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(context.stepTimeoutMs());
             while (connection.joinPosition < 0)
             {
                 if (System.nanoTime() > deadlineNs || !running)
@@ -279,7 +273,8 @@ final class PublisherControl implements AutoCloseable
                     connection.requestClose("sender did not take the connection");
                     // The sender may still drain it later; it then sees the close and retires it.
                     throw new HandshakeException(HandshakeException.Reason.RESOURCES,
-                        "the publication's sender did not take the subscriber within " + stepTimeoutMs + " ms");
+                        "the publication's sender did not take the subscriber within " + context.stepTimeoutMs() +
+                        " ms");
                 }
                 ControlThreads.sleep(JOIN_WAIT_SLEEP_MS);
             }
@@ -388,14 +383,10 @@ final class PublisherControl implements AutoCloseable
         }
     }
 
-    int registeredRegionCount()
+    /** @return what this publication's connections hold registered and created right now (tests check it). */
+    ConnectionResources resources()
     {
-        return resources.registeredRegionCount();
-    }
-
-    int queuePairCount()
-    {
-        return resources.queuePairCount();
+        return resources;
     }
 
     /** Called by the owner once it no longer touches the connection; wakes the handler blocked on the socket. */
@@ -418,7 +409,7 @@ final class PublisherControl implements AutoCloseable
         }
         // Wait for the handlers to return, not for their threads to end: the endpoint's threads are reused.
         ControlThreads.await(handlers::isEmpty, ControlThreads.CLOSE_JOIN_MS);
-        RdmaCounters.free(countersManager, portCounter);
+        RdmaCounters.free(context.countersManager(), portCounter);
         rejections.close();
     }
 }

@@ -14,6 +14,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.Queue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * One end of a reliable-connected link as both sides of an {@code rdma:} connection use it: a QP whose send queue
@@ -92,6 +93,20 @@ abstract class RcLink
             closeReason = reason;
         }
         closeRequested = true;
+    }
+
+    /**
+     * The control thread's watch on its socket, until the link is retired, closing is requested or
+     * {@code controlRunning} turns false: the peer closing the socket drops the link at once (liveness faster than
+     * the heartbeat timeout).
+     *
+     * @param controlRunning whether the control endpoint still runs.
+     * @param peer           who is at the other end, for the close reason ("publisher" or "subscriber").
+     */
+    final void watchControl(final BooleanSupplier controlRunning, final String peer)
+    {
+        transport.watch(() -> controlRunning.getAsBoolean() && !retired && !closeRequested,
+            () -> requestClose("control connection closed by the " + peer));
     }
 
     /**

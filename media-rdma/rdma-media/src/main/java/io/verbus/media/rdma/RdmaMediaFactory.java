@@ -38,14 +38,16 @@ public final class RdmaMediaFactory implements MediaFactory
     public MediaSender newSender(final MediaContext context, final ChannelUri uri, final PublicationLog log)
     {
         final RdmaChannelParams params = RdmaChannelParams.from(uri);
-        return new RdmaSender(context, params, log, fabricContext(), RdmaSecret.resolve(params));
+        return new RdmaSender(
+            new RdmaChannelContext(context, params, fabricContext(), RdmaSecret.resolve(params)), log);
     }
 
     public MediaReceiver newReceiver(
         final MediaContext context, final ChannelUri uri, final int streamId, final ImageSink images)
     {
         final RdmaChannelParams params = RdmaChannelParams.from(uri);
-        return new RdmaReceiver(context, params, streamId, images, fabricContext(), RdmaSecret.resolve(params));
+        return new RdmaReceiver(
+            new RdmaChannelContext(context, params, fabricContext(), RdmaSecret.resolve(params)), streamId, images);
     }
 
     static FabricContext fabricContext()

@@ -1,20 +1,17 @@
 package io.verbus.media.rdma;
 
-import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.WorkCompletion;
 import io.verbus.fabric.WorkRequestBatch;
 import io.verbus.media.ImageBound;
 import io.verbus.media.ImageDescriptor;
 import io.verbus.media.ImageSink;
-import io.verbus.media.MediaContext;
 import io.verbus.media.MediaReceiver;
 import io.verbus.media.rdma.protocol.SlotLayout;
 import org.agrona.ErrorHandler;
 import org.agrona.collections.ArrayUtil;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
-import org.agrona.concurrent.status.CountersManager;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -32,7 +29,6 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class RdmaReceiver implements MediaReceiver
 {
-    private static final long HOUSEKEEPING_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
     /**
      * Credits go back when the image has consumed a quarter of the window since the last status WRITE, or at most
      * this long after it consumed anything: a status WRITE per message would cost the polling thread a post per
@@ -46,7 +42,6 @@ public final class RdmaReceiver implements MediaReceiver
     private final ImageSink images;
     private final NanoClock clock;
     private final ErrorHandler errorHandler;
-    private final CountersManager countersManager;
     private final OneToOneConcurrentArrayQueue<ImageConnection> newConnections =
         new OneToOneConcurrentArrayQueue<>(16);
     private final SubscriberControl control;
@@ -54,39 +49,38 @@ public final class RdmaReceiver implements MediaReceiver
     private final WorkCompletion[] completions = WorkCompletion.newArray(16);
     private final long[] slotValues = new long[2];
     private final RdmaCounters.Side sideCounters;
+    private final HousekeepingTimer housekeepingTimer;
     private ImageConnection[] connections = EMPTY;
-    private long lastHousekeepingNs;
     private long retiredTornReads;
     private boolean closed;
 
-    public RdmaReceiver(
-        final MediaContext context,
-        final RdmaChannelParams params,
-        final int streamId,
-        final ImageSink images,
-        final FabricContext fabricContext,
-        final byte[] secret)
+    /**
+     * Start the control thread, which connects to the publisher's endpoint and keeps reconnecting.
+     *
+     * @param context  the channel, the driver's services, the fabric configuration and the secret.
+     * @param streamId the subscription's stream.
+     * @param images   where images become available and unavailable.
+     */
+    public RdmaReceiver(final RdmaChannelContext context, final int streamId, final ImageSink images)
     {
-        this.params = params;
+        this.params = context.params();
         this.streamId = streamId;
         this.images = images;
-        this.clock = context.nanoClock();
-        this.errorHandler = context.errorHandler();
-        this.countersManager = context.countersManager();
+        this.clock = context.media().nanoClock();
+        this.errorHandler = context.media().errorHandler();
         final String name = "stream=" + streamId + " publisher=" + params.endpointHost() + ":" + params.endpointPort();
-        sideCounters = new RdmaCounters.Side(countersManager, "rdma torn position reads: " + name,
+        sideCounters = new RdmaCounters.Side(context.countersManager(), "rdma torn position reads: " + name,
             "rdma publishers: " + name);
         try
         {
-            control = new SubscriberControl(context, params, streamId, fabricContext, secret, newConnections,
-                new AtomicLong());
+            control = new SubscriberControl(context, name, streamId, newConnections, new AtomicLong());
         }
         catch (final RuntimeException ex)
         {
             sideCounters.free();
             throw ex;
         }
-        lastHousekeepingNs = clock.nanoTime();
+        housekeepingTimer = new HousekeepingTimer(clock.nanoTime());
     }
 
     /** @return publishers currently connected (owner thread view). */
@@ -98,13 +92,13 @@ public final class RdmaReceiver implements MediaReceiver
     /** @return regions registered right now (ring, position block, status source per connection). */
     public int registeredRegionCount()
     {
-        return control.registeredRegionCount();
+        return control.resources().registeredRegionCount();
     }
 
     /** @return QPs held right now. */
     public int queuePairCount()
     {
-        return control.queuePairCount();
+        return control.resources().queuePairCount();
     }
 
     /** @return handshakes that failed. */
@@ -148,9 +142,8 @@ public final class RdmaReceiver implements MediaReceiver
                 work += connection.announced ? sendStatus(connection, nowNs) : selfTest(connection, nowNs);
             }
         }
-        if (nowNs - lastHousekeepingNs >= HOUSEKEEPING_INTERVAL_NS)
+        if (housekeepingTimer.isDue(nowNs))
         {
-            lastHousekeepingNs = nowNs;
             work += housekeeping(nowNs);
         }
         return work;

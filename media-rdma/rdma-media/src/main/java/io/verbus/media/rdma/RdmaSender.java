@@ -1,14 +1,12 @@
 package io.verbus.media.rdma;
 
 import io.aeron.logbuffer.FrameDescriptor;
-import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.SendFlags;
 import io.verbus.fabric.WorkCompletion;
 import io.verbus.fabric.WorkRequestBatch;
-import io.verbus.media.MediaContext;
 import io.verbus.media.MediaSender;
 import io.verbus.media.PublicationLog;
 import io.verbus.media.rdma.protocol.ConnectFlyweight;
@@ -45,7 +43,6 @@ public final class RdmaSender implements MediaSender
     static final int MAX_SUBSCRIBERS = 64;
     /** Data WRs one post may carry before the position WRITE (a post never crosses more than a few terms). */
     static final int MAX_DATA_WRS_PER_POST = 6;
-    private static final long HOUSEKEEPING_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
     /** How long a closing publication waits, at most, for its last data and end-of-stream block to complete. */
     static final long END_OF_STREAM_WAIT_NS = TimeUnit.SECONDS.toNanos(1);
     private static final SubscriberConnection[] EMPTY = new SubscriberConnection[0];
@@ -67,9 +64,9 @@ public final class RdmaSender implements MediaSender
     private final WorkRequestBatch batch = new WorkRequestBatch(MAX_DATA_WRS_PER_POST + 1);
     private final WorkCompletion[] completions = WorkCompletion.newArray(16);
     private final long[] slotValues = new long[2];
-    private final org.agrona.concurrent.status.CountersManager countersManager;
     private final PublisherControl control;
     private final RdmaCounters.Side sideCounters;
+    private final HousekeepingTimer housekeepingTimer;
 
     private SubscriberConnection[] connections = EMPTY;
     private long scanPosition;
@@ -77,7 +74,6 @@ public final class RdmaSender implements MediaSender
     /** The clock as of the last duty cycle or credit read: what the send path stamps position blocks with. */
     private long cachedNowNs;
     private long lastLimit = -1;
-    private long lastHousekeepingNs;
     private long tornReadCount;
     private boolean wasConnected;
     /** commit=imm: a chain waited for the subscriber's RECVs; the writer's send path reads the status slots. */
@@ -87,24 +83,15 @@ public final class RdmaSender implements MediaSender
     /**
      * Open the fabric, register the log (as a WRITE source: no access rights) and start listening.
      *
-     * @param context       the driver's services.
-     * @param params        the channel.
-     * @param log           the publication's log.
-     * @param fabricContext fabric configuration (fault injection in tests).
-     * @param secret        the shared secret for the handshake.
+     * @param context the channel, the driver's services, the fabric configuration and the secret.
+     * @param log     the publication's log.
      */
-    public RdmaSender(
-        final MediaContext context,
-        final RdmaChannelParams params,
-        final PublicationLog log,
-        final FabricContext fabricContext,
-        final byte[] secret)
+    public RdmaSender(final RdmaChannelContext context, final PublicationLog log)
     {
         this.log = log;
-        this.params = params;
-        this.clock = context.nanoClock();
-        this.errorHandler = context.errorHandler();
-        this.countersManager = context.countersManager();
+        this.params = context.params();
+        this.clock = context.media().nanoClock();
+        this.errorHandler = context.media().errorHandler();
         this.termBuffers = log.logBuffers().termBuffers();
         this.termLength = log.termLength();
         this.positionBitsToShift = log.positionBitsToShift();
@@ -112,7 +99,7 @@ public final class RdmaSender implements MediaSender
 
         final String providerName = RdmaChannelParams.Provider.AUTO == params.provider() ?
             Fabrics.AUTO : FabricEndpoint.providerName(params.provider());
-        endpoint = FabricEndpoint.open(providerName, fabricContext);
+        endpoint = FabricEndpoint.open(providerName, context.fabricContext());
         RdmaCounters.Side counters = null;
         try
         {
@@ -121,10 +108,9 @@ public final class RdmaSender implements MediaSender
             logRegion = endpoint.pd().registerMemory(terms, 0);
             logAddress = logRegion.address();
             final String name = "stream=" + log.streamId() + " session=" + log.sessionId();
-            counters = new RdmaCounters.Side(countersManager, "rdma torn status reads: " + name,
+            counters = new RdmaCounters.Side(context.countersManager(), "rdma torn status reads: " + name,
                 "rdma subscribers: " + name);
-            control = new PublisherControl(context, params, log, endpoint, secret, newConnections, MAX_SUBSCRIBERS,
-                fabricContext);
+            control = new PublisherControl(context, name, log, endpoint, newConnections, MAX_SUBSCRIBERS);
         }
         catch (final RuntimeException ex)
         {
@@ -139,8 +125,8 @@ public final class RdmaSender implements MediaSender
         // The publication is NOT_CONNECTED with limit 0 until a subscriber is admitted: nothing is appended yet.
         scanPosition = log.producerPosition();
         creditsReadAtPosition = scanPosition;
-        lastHousekeepingNs = clock.nanoTime();
-        cachedNowNs = lastHousekeepingNs;
+        cachedNowNs = clock.nanoTime();
+        housekeepingTimer = new HousekeepingTimer(cachedNowNs);
     }
 
     /** @return the TCP port the control endpoint listens on (useful with port 0). */
@@ -164,13 +150,13 @@ public final class RdmaSender implements MediaSender
     /** @return regions this sender holds registered right now: the log plus one status slot per subscriber. */
     public int registeredRegionCount()
     {
-        return (logRegion.isRegistered() ? 1 : 0) + control.registeredRegionCount();
+        return (logRegion.isRegistered() ? 1 : 0) + control.resources().registeredRegionCount();
     }
 
     /** @return QPs this sender holds right now. */
     public int queuePairCount()
     {
-        return control.queuePairCount();
+        return control.resources().queuePairCount();
     }
 
     /** @return handshakes this sender refused. */
@@ -263,9 +249,8 @@ public final class RdmaSender implements MediaSender
             }
         }
         work += updateLimit();
-        if (nowNs - lastHousekeepingNs >= HOUSEKEEPING_INTERVAL_NS)
+        if (housekeepingTimer.isDue(nowNs))
         {
-            lastHousekeepingNs = nowNs;
             work += housekeeping(nowNs);
         }
         return work;

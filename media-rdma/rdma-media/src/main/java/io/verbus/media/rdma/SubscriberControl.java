@@ -2,19 +2,15 @@ package io.verbus.media.rdma;
 
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
-import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.QueuePair;
-import io.verbus.media.MediaContext;
 import io.verbus.media.rdma.protocol.ConnectFlyweight;
-import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
 import io.verbus.media.rdma.protocol.HandshakeException;
 import io.verbus.media.rdma.protocol.HandshakeValidator;
 import io.verbus.media.rdma.protocol.SlotLayout;
 import io.verbus.media.rdma.protocol.SocketMessageTransport;
 import io.verbus.media.rdma.protocol.SubscriberHandshake;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
-import org.agrona.concurrent.status.CountersManager;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -37,14 +33,11 @@ final class SubscriberControl implements AutoCloseable
     private static final long MAX_BACKOFF_MS = 1000;
     private static final int POSITION_BLOCKS = 16;
 
+    private final RdmaChannelContext context;
     private final RdmaChannelParams params;
     private final int streamId;
-    private final FabricContext fabricContext;
-    private final byte[] secret;
     private final OneToOneConcurrentArrayQueue<ImageConnection> newConnections;
-    private final CountersManager countersManager;
     private final String name;
-    private final long stepTimeoutMs;
     private final long lingerNs;
     private final SubscriberLimits limits;
     private final Thread thread;
@@ -69,30 +62,29 @@ final class SubscriberControl implements AutoCloseable
     {
     }
 
+    /**
+     * @param context        the channel, the driver's services, the fabric configuration and the secret.
+     * @param name           the subscription's name in log lines and counter labels (the receiver's).
+     * @param streamId       the subscription's stream.
+     * @param newConnections where connected images go to the receiver.
+     * @param imageIds       the source of image ids.
+     */
     SubscriberControl(
-        final MediaContext context,
-        final RdmaChannelParams params,
-        final int streamId,
-        final FabricContext fabricContext,
-        final byte[] secret,
-        final OneToOneConcurrentArrayQueue<ImageConnection> newConnections,
-        final AtomicLong imageIds)
+        final RdmaChannelContext context, final String name, final int streamId,
+        final OneToOneConcurrentArrayQueue<ImageConnection> newConnections, final AtomicLong imageIds)
     {
-        this.params = params;
+        this.context = context;
+        this.name = name;
+        this.params = context.params();
         this.streamId = streamId;
-        this.fabricContext = fabricContext;
-        this.secret = secret.clone();
         this.newConnections = newConnections;
-        this.countersManager = context.countersManager();
         this.imageIds = imageIds;
-        this.name = "stream=" + streamId + " publisher=" + params.endpointHost() + ":" + params.endpointPort();
-        this.stepTimeoutMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(params.timeoutNs()));
         this.lingerNs = Math.max(TimeUnit.SECONDS.toNanos(1), params.timeoutNs());
         this.connectFailures = new ConnectFailureLog(LOGGER, name,
             params.endpointHost() + ":" + params.endpointPort(), System::nanoTime);
         this.limits = SubscriberLimits.fromSystemProperties();
-        rejections = new RejectedHandshakes(countersManager, name, () -> 0);
-        catchUpCounters = new RdmaCounters.CatchUp(params.isJoinRecent() ? countersManager : null, name);
+        rejections = new RejectedHandshakes(context.countersManager(), name, () -> 0);
+        catchUpCounters = new RdmaCounters.CatchUp(params.isJoinRecent() ? context.countersManager() : null, name);
         thread = Thread.ofPlatform().daemon().name("verbus-rdma-sub-" + streamId).unstarted(this::run);
         thread.start();
     }
@@ -103,14 +95,10 @@ final class SubscriberControl implements AutoCloseable
         return rejections.count();
     }
 
-    int registeredRegionCount()
+    /** @return what this subscription's connections hold registered and created right now (tests check it). */
+    ConnectionResources resources()
     {
-        return resources.registeredRegionCount();
-    }
-
-    int queuePairCount()
-    {
-        return resources.queuePairCount();
+        return resources;
     }
 
     private void run()
@@ -124,14 +112,13 @@ final class SubscriberControl implements AutoCloseable
             {
                 currentSocket = socket;
                 socket.connect(new InetSocketAddress(params.endpointHost(), params.endpointPort()),
-                    (int)Math.min(stepTimeoutMs, 1000));
+                    (int)Math.min(context.stepTimeoutMs(), 1000));
                 final SocketMessageTransport transport = new SocketMessageTransport(socket);
                 connectFailures.onConnected();
                 final ImageConnection connected = connect(transport);
                 connection = connected;
                 backoffMs = MIN_BACKOFF_MS;
-                transport.watch(() -> running && !connected.retired && !connected.closeRequested,
-                    () -> connected.requestClose("control connection closed by the publisher"));
+                connected.watchControl(() -> running, "publisher");
             }
             catch (final HandshakeException ex)
             {
@@ -181,8 +168,8 @@ final class SubscriberControl implements AutoCloseable
         final int requiredProvider = FabricEndpoint.requiredProviderId(params.provider());
         final long catchUpRequest = !params.isJoinRecent() ? ConnectFlyweight.CATCH_UP_NONE :
             params.joinPosition() >= 0 ? params.joinPosition() : ConnectFlyweight.CATCH_UP_TERM_START;
-        final SubscriberHandshake handshake = new SubscriberHandshake(new HandshakeAuthenticator(secret), streamId,
-            requiredProvider, params.isGroupTagSet(), params.groupTag(), stepTimeoutMs, catchUpRequest);
+        final SubscriberHandshake handshake = new SubscriberHandshake(context.newAuthenticator(), streamId,
+            requiredProvider, params.isGroupTagSet(), params.groupTag(), context.stepTimeoutMs(), catchUpRequest);
         final ImageConnection[] result = new ImageConnection[1];
         final SubscriberHandshake.Result handshakeResult = handshake.run(transport, new SubscriberHandshake.Resources()
         {
@@ -216,7 +203,7 @@ final class SubscriberControl implements AutoCloseable
                     prepared.positionIndex, prepared.positionRegion, prepared.sourceRegion, prepared.qp,
                     prepared.commit, accepted.statusAddress(), accepted.statusRkey(),
                     "rdma:" + params.endpointHost() + ":" + params.endpointPort(),
-                    new RdmaCounters.Connection(countersManager, connectionName), transport);
+                    new RdmaCounters.Connection(context.countersManager(), connectionName), transport);
                 image.mtuLength = publication.mtuLength();
                 try
                 {
@@ -281,8 +268,9 @@ final class SubscriberControl implements AutoCloseable
         if (accepted.catchUpPosition() < accepted.joinPosition())
         {
             final long startNs = System.nanoTime();
+            final long deadlineNs = startNs + TimeUnit.MILLISECONDS.toNanos(context.stepTimeoutMs()) / 2;
             final long bytes = catchUpReader.read(image, accepted.catchUpPosition(), accepted.joinPosition(),
-                accepted.logAddress(), accepted.logRkey(), startNs + TimeUnit.MILLISECONDS.toNanos(stepTimeoutMs) / 2);
+                accepted.logAddress(), accepted.logRkey(), deadlineNs);
             final long elapsedNs = System.nanoTime() - startNs;
             catchUpCounters.onCatchUp(bytes, elapsedNs);
             image.startPosition = accepted.catchUpPosition();
@@ -384,7 +372,7 @@ final class SubscriberControl implements AutoCloseable
         try
         {
             return CommitMode.agree(params.commitMode(), challengeWord,
-                CommitMode.auto(endpoint.device().attributes(), fabricContext));
+                CommitMode.auto(endpoint.device().attributes(), context.fabricContext()));
         }
         catch (final IllegalStateException ex)
         {
@@ -432,7 +420,7 @@ final class SubscriberControl implements AutoCloseable
         FabricEndpoint opened = null;
         try
         {
-            opened = FabricEndpoint.open(providerName, fabricContext);
+            opened = FabricEndpoint.open(providerName, context.fabricContext());
             positionBlocks = new BlockPool(
                 opened.device().allocateMemory((long)POSITION_BLOCKS * SlotLayout.BLOCK_LENGTH),
                 SlotLayout.BLOCK_LENGTH);

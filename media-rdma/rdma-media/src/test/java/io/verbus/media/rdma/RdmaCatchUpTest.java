@@ -14,6 +14,7 @@ import io.verbus.fabric.SendFlags;
 import io.verbus.fabric.WorkCompletion;
 import io.verbus.fabric.WorkCompletionStatus;
 import io.verbus.fabric.WorkRequestBatch;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

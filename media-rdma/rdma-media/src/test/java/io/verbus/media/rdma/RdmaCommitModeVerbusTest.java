@@ -4,6 +4,7 @@ import io.verbus.ExclusivePublication;
 import io.verbus.Subscription;
 import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersReader;
@@ -75,7 +76,7 @@ class RdmaCommitModeVerbusTest
                 work += subscription.poll((buffer, offset, fragmentLength, header) ->
                 {
                     view.wrap(buffer, offset, fragmentLength);
-                    checker.onFragment(view, 0, fragmentLength);
+                    checker.onMessage(view, 0, fragmentLength);
                 }, 256);
                 if (0 == work)
                 {

@@ -7,6 +7,7 @@ import io.verbus.Subscription;
 import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
 import io.verbus.fabric.FabricContext;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
@@ -113,7 +114,7 @@ class RdmaHotPathAllocationTest
             final FragmentHandler handler = (buffer, offset, length, header) ->
             {
                 view.wrap(buffer, offset, length);
-                checker.onFragment(view, 0, length);
+                checker.onMessage(view, 0, length);
             };
             final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
             final BufferClaim claim = new BufferClaim();

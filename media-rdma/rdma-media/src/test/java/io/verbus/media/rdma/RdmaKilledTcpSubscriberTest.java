@@ -1,5 +1,6 @@
 package io.verbus.media.rdma;
 
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

@@ -8,6 +8,7 @@ import io.verbus.Subscription;
 import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
 import io.verbus.driver.IdleStrategies;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.status.CountersReader;
 

@@ -84,7 +84,8 @@ final class RdmaRig implements AutoCloseable
             support.newPublicationLog(7, STREAM_ID, termLength);
         appender = new TestLogAppender(log);
         publisherFabric = fabricContext(faults);
-        sender = new RdmaSender(support.context, params("127.0.0.1:0"), log, publisherFabric, SECRET);
+        sender = new RdmaSender(
+            new RdmaChannelContext(support.context, params("127.0.0.1:0"), publisherFabric, SECRET), log);
     }
 
     FabricContext fabricContext(final FaultInjection faults)
@@ -142,8 +143,8 @@ final class RdmaRig implements AutoCloseable
         all[0] = "endpoint";
         all[1] = endpoint();
         System.arraycopy(overrides, 0, all, 2, overrides.length);
-        final RdmaReceiver receiver = new RdmaReceiver(support.context, subscriptionParams(all), STREAM_ID,
-            sink, fabric, secret);
+        final RdmaReceiver receiver = new RdmaReceiver(
+            new RdmaChannelContext(support.context, subscriptionParams(all), fabric, secret), STREAM_ID, sink);
         final Subscriber subscriber = new Subscriber(receiver, sink, fabric);
         subscribers.add(subscriber);
         return subscriber;

@@ -5,6 +5,7 @@ import io.verbus.MediaDriver;
 import io.verbus.Subscription;
 import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.status.CountersReader;
 import org.junit.jupiter.api.Test;

@@ -2,6 +2,7 @@ package io.verbus.media.rdma;
 
 import io.verbus.fabric.FaultInjection;
 import io.verbus.fabric.soft.SoftDevice;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,7 @@
 package io.verbus.media.rdma;
 
 import io.verbus.fabric.FaultInjection;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

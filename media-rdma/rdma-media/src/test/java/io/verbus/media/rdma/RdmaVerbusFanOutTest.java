@@ -5,6 +5,7 @@ import io.verbus.Subscription;
 import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
 import io.verbus.fabric.FabricContext;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.AfterAll;
@@ -115,7 +116,7 @@ class RdmaVerbusFanOutTest
                             fragments += subscriptions[i].poll((buffer, offset, length, header) ->
                             {
                                 view.wrap(buffer, offset, length);
-                                checker.onFragment(view, 0, length);
+                                checker.onMessage(view, 0, length);
                             }, 1024);
                             if (null != checker.failure)
                             {

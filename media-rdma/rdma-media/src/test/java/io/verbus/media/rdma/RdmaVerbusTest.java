@@ -8,6 +8,7 @@ import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
 import io.verbus.counters.CounterTypes;
 import io.verbus.log.FrameWriter;
+import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.CountersReader;
@@ -127,7 +128,7 @@ class RdmaVerbusTest
                 work += subscription.poll((buffer, offset, length, header) ->
                 {
                     view.wrap(buffer, offset, length);
-                    checker.onFragment(view, 0, length);
+                    checker.onMessage(view, 0, length);
                 }, 100);
                 if (0 == work)
                 {
@@ -204,7 +205,7 @@ class RdmaVerbusTest
                 work += subscriptions[i].poll((buffer, offset, length, header) ->
                 {
                     view.wrap(buffer, offset, length);
-                    checker.onFragment(view, 0, length);
+                    checker.onMessage(view, 0, length);
                 }, 100);
             }
             if (0 == work)
@@ -395,7 +396,7 @@ class RdmaVerbusTest
                 work += subscription.poll((buffer, offset, length, header) ->
                 {
                     view.wrap(buffer, offset, length);
-                    checker.onFragment(view, 0, length);
+                    checker.onMessage(view, 0, length);
                 }, 100);
                 if (0 == work)
                 {
@@ -540,7 +541,7 @@ class RdmaVerbusTest
                 if (0 == subscription.poll((buffer, offset, length2, header) ->
                 {
                     view.wrap(buffer, offset, length2);
-                    checker.onFragment(view, 0, length2);
+                    checker.onMessage(view, 0, length2);
                 }, 100))
                 {
                     RdmaRig.sleepMicros(50);
@@ -609,7 +610,7 @@ class RdmaVerbusTest
             fragments += subscriptions[i].poll((buffer, offset, length, header) ->
             {
                 view.wrap(buffer, offset, length);
-                checker.onFragment(view, 0, length);
+                checker.onMessage(view, 0, length);
             }, 100);
         }
         return fragments;

@@ -5,6 +5,7 @@ import io.aeron.protocol.DataHeaderFlyweight;
 import io.verbus.media.ImageBound;
 import io.verbus.media.ImageDescriptor;
 import io.verbus.media.ImageSink;
+import io.verbus.test.MessageHandler;
 import org.agrona.BitUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.ReadablePosition;
@@ -53,12 +54,6 @@ final class TestImageSink implements ImageSink
         return images.isEmpty() ? null : images.values().iterator().next();
     }
 
-    /** Called for each data fragment: the term buffer, the payload offset and length. */
-    interface Handler
-    {
-        void onFragment(UnsafeBuffer buffer, int offset, int length);
-    }
-
     static final class TestImage
     {
         final ImageDescriptor descriptor;
@@ -98,7 +93,8 @@ final class TestImageSink implements ImageSink
             return bound;
         }
 
-        int poll(final Handler handler, final int fragmentLimit)
+        /** Hands each data fragment to {@code handler}: the term buffer, the payload offset and length. */
+        int poll(final MessageHandler handler, final int fragmentLimit)
         {
             if (closed || null != error)
             {
@@ -125,7 +121,7 @@ final class TestImageSink implements ImageSink
                 }
                 if (FrameDescriptor.PADDING_FRAME_TYPE != FrameDescriptor.frameType(term, termOffset))
                 {
-                    handler.onFragment(term, termOffset + DataHeaderFlyweight.HEADER_LENGTH,
+                    handler.onMessage(term, termOffset + DataHeaderFlyweight.HEADER_LENGTH,
                         frameLength - DataHeaderFlyweight.HEADER_LENGTH);
                     fragments++;
                 }

@@ -12,7 +12,7 @@ package io.verbus.media.rdma.protocol;
  * 168 logLength long | 176 logRkey int | 180 reserved int | 184 proof 32 bytes | 216 end
  * </pre>
  */
-public final class AcceptFlyweight extends HandshakeFlyweight<AcceptFlyweight>
+public final class AcceptFlyweight extends QpOfferFlyweight<AcceptFlyweight>
 {
     public static final int RESERVED_OFFSET = 12;
     public static final int STATUS_ADDRESS_OFFSET = 16;
@@ -20,7 +20,7 @@ public final class AcceptFlyweight extends HandshakeFlyweight<AcceptFlyweight>
     public static final int STATUS_RKEY_OFFSET = 28;
     public static final int JOIN_POSITION_OFFSET = 32;
     public static final int QP_INFO_OFFSET = 40;
-    public static final int CATCH_UP_POSITION_OFFSET = QP_INFO_OFFSET + QpInfoCodec.LENGTH;
+    public static final int CATCH_UP_POSITION_OFFSET = catchUpPositionOffset(QP_INFO_OFFSET);
     public static final int OLDEST_POSITION_OFFSET = CATCH_UP_POSITION_OFFSET + 8;
     public static final int LOG_ADDRESS_OFFSET = OLDEST_POSITION_OFFSET + 8;
     public static final int LOG_LENGTH_OFFSET = LOG_ADDRESS_OFFSET + 8;
@@ -31,7 +31,7 @@ public final class AcceptFlyweight extends HandshakeFlyweight<AcceptFlyweight>
 
     public AcceptFlyweight()
     {
-        super(HandshakeHeader.ACCEPT_TYPE, LENGTH, RESERVED_OFFSET, RESERVED2_OFFSET);
+        super(HandshakeHeader.ACCEPT_TYPE, LENGTH, QP_INFO_OFFSET, RESERVED_OFFSET, RESERVED2_OFFSET);
     }
 
     public long statusAddress()
@@ -74,16 +74,6 @@ public final class AcceptFlyweight extends HandshakeFlyweight<AcceptFlyweight>
         return putLong(JOIN_POSITION_OFFSET, value);
     }
 
-    public long catchUpPosition()
-    {
-        return getLong(CATCH_UP_POSITION_OFFSET);
-    }
-
-    public AcceptFlyweight catchUpPosition(final long value)
-    {
-        return putLong(CATCH_UP_POSITION_OFFSET, value);
-    }
-
     public long oldestPosition()
     {
         return getLong(OLDEST_POSITION_OFFSET);
@@ -122,15 +112,5 @@ public final class AcceptFlyweight extends HandshakeFlyweight<AcceptFlyweight>
     public AcceptFlyweight logRkey(final int value)
     {
         return putInt(LOG_RKEY_OFFSET, value);
-    }
-
-    public void getQpInfo(final QpInfoCodec.QpInfo info)
-    {
-        getQpInfo(QP_INFO_OFFSET, info);
-    }
-
-    public AcceptFlyweight qpInfo(final QpInfoCodec.QpInfo info)
-    {
-        return putQpInfo(QP_INFO_OFFSET, info);
     }
 }

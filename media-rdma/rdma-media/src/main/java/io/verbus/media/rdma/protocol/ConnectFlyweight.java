@@ -15,7 +15,7 @@ package io.verbus.media.rdma.protocol;
  * have in flight beyond what the subscriber reported consumed (the RECVs it keeps posted), else 0. Both words were
  * reserved (zero) before commit modes, which reads as today's counter mode.
  */
-public final class ConnectFlyweight extends HandshakeFlyweight<ConnectFlyweight>
+public final class ConnectFlyweight extends QpOfferFlyweight<ConnectFlyweight>
 {
     public static final int COMMIT_OFFSET = 12;
     public static final int RING_ADDRESS_OFFSET = 16;
@@ -26,7 +26,7 @@ public final class ConnectFlyweight extends HandshakeFlyweight<ConnectFlyweight>
     public static final int COUNTER_LENGTH_OFFSET = 48;
     public static final int RECEIVE_CREDITS_OFFSET = 52;
     public static final int QP_INFO_OFFSET = 56;
-    public static final int CATCH_UP_POSITION_OFFSET = QP_INFO_OFFSET + QpInfoCodec.LENGTH;
+    public static final int CATCH_UP_POSITION_OFFSET = catchUpPositionOffset(QP_INFO_OFFSET);
     public static final int PROOF_OFFSET = CATCH_UP_POSITION_OFFSET + 8;
     /** No catch-up: join at the live position. */
     public static final long CATCH_UP_NONE = -1;
@@ -38,7 +38,7 @@ public final class ConnectFlyweight extends HandshakeFlyweight<ConnectFlyweight>
     {
         // writeHeader zeroes the commit words (counter mode, no credits) like reserved words; they are validated on
         // their own.
-        super(HandshakeHeader.CONNECT_TYPE, LENGTH, COMMIT_OFFSET, RECEIVE_CREDITS_OFFSET);
+        super(HandshakeHeader.CONNECT_TYPE, LENGTH, QP_INFO_OFFSET, COMMIT_OFFSET, RECEIVE_CREDITS_OFFSET);
     }
 
     public long ringAddress()
@@ -121,23 +121,4 @@ public final class ConnectFlyweight extends HandshakeFlyweight<ConnectFlyweight>
         return putInt(RECEIVE_CREDITS_OFFSET, value);
     }
 
-    public long catchUpPosition()
-    {
-        return getLong(CATCH_UP_POSITION_OFFSET);
-    }
-
-    public ConnectFlyweight catchUpPosition(final long value)
-    {
-        return putLong(CATCH_UP_POSITION_OFFSET, value);
-    }
-
-    public void getQpInfo(final QpInfoCodec.QpInfo info)
-    {
-        getQpInfo(QP_INFO_OFFSET, info);
-    }
-
-    public ConnectFlyweight qpInfo(final QpInfoCodec.QpInfo info)
-    {
-        return putQpInfo(QP_INFO_OFFSET, info);
-    }
 }

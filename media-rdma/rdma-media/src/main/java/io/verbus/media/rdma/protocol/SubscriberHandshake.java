@@ -57,18 +57,6 @@ public final class SubscriberHandshake
     private final long catchUpRequest;
     private final HandshakeSteps steps;
 
-    public SubscriberHandshake(
-        final HandshakeAuthenticator authenticator,
-        final int streamId,
-        final int requiredProviderId,
-        final boolean hasGroupTag,
-        final long groupTag,
-        final long stepTimeoutMs)
-    {
-        this(authenticator, streamId, requiredProviderId, hasGroupTag, groupTag, stepTimeoutMs,
-            ConnectFlyweight.CATCH_UP_NONE);
-    }
-
     /**
      * @param catchUpRequest {@link ConnectFlyweight#CATCH_UP_NONE}, {@link ConnectFlyweight#CATCH_UP_TERM_START},
      *                       or the position to catch up from by RDMA READ of the publisher's log.

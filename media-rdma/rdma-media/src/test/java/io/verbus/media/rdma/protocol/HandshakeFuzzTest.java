@@ -364,7 +364,8 @@ class HandshakeFuzzTest
                 Kind.WRONG_SECRET == kind ? badSigner : goodSigner);
             final var resources = new HandshakeFixtures.CountingSubscriberResources();
             final SubscriberHandshake handshake =
-                new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID, 0, false, 0, 10);
+                new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID, 0, false, 0, 10,
+                    ConnectFlyweight.CATCH_UP_NONE);
             boolean succeeded = false;
             try
             {

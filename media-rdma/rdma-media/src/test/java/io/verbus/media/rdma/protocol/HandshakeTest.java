@@ -59,7 +59,8 @@ class HandshakeTest
         final var subscriberResources = new HandshakeFixtures.CountingSubscriberResources();
         final Outcome outcome = runBoth(
             new PublisherHandshake(new HandshakeAuthenticator(SECRET), SHAPE, 2000), publisherResources,
-            new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID, 1, true, 9, 2000),
+            new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID, 1, true, 9, 2000,
+                ConnectFlyweight.CATCH_UP_NONE),
             subscriberResources);
 
         final var admission = assertInstanceOf(PublisherHandshake.Admission.class, outcome.publisher());
@@ -125,7 +126,8 @@ class HandshakeTest
         final int word = ChallengeFlyweight.COMMIT_AUTO | ChallengeFlyweight.COMMIT_AUTO_PREFERS_IMM_FLAG;
         final Outcome outcome = runBoth(
             new PublisherHandshake(new HandshakeAuthenticator(SECRET), shape(word), 2000), publisherResources,
-            new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID, 0, false, 0, 2000),
+            new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID, 0, false, 0, 2000,
+                ConnectFlyweight.CATCH_UP_NONE),
             subscriberResources);
 
         assertInstanceOf(PublisherHandshake.Admission.class, outcome.publisher());
@@ -143,7 +145,8 @@ class HandshakeTest
         final Outcome outcome = runBoth(
             new PublisherHandshake(new HandshakeAuthenticator(SECRET), shape(ChallengeFlyweight.COMMIT_IMM), 2000),
             publisherResources,
-            new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID, 0, false, 0, 2000),
+            new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID, 0, false, 0, 2000,
+                ConnectFlyweight.CATCH_UP_NONE),
             subscriberResources);
 
         final var publisherFailure = assertInstanceOf(HandshakeException.class, outcome.publisher());
@@ -163,7 +166,8 @@ class HandshakeTest
         final var subscriberResources = new HandshakeFixtures.CountingSubscriberResources();
         final Outcome outcome = runBoth(
             new PublisherHandshake(new HandshakeAuthenticator(SECRET), SHAPE, 2000), publisherResources,
-            new SubscriberHandshake(new HandshakeAuthenticator(WRONG_SECRET), STREAM_ID, 0, false, 0, 2000),
+            new SubscriberHandshake(new HandshakeAuthenticator(WRONG_SECRET), STREAM_ID, 0, false, 0, 2000,
+                ConnectFlyweight.CATCH_UP_NONE),
             subscriberResources);
 
         final var subscriberFailure = assertInstanceOf(HandshakeException.class, outcome.subscriber());
@@ -182,7 +186,8 @@ class HandshakeTest
         final var subscriberResources = new HandshakeFixtures.CountingSubscriberResources();
         final Outcome outcome = runBoth(
             new PublisherHandshake(new HandshakeAuthenticator(SECRET), SHAPE, 2000), publisherResources,
-            new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID + 1, 0, false, 0, 2000),
+            new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID + 1, 0, false, 0, 2000,
+                ConnectFlyweight.CATCH_UP_NONE),
             subscriberResources);
 
         assertEquals(HandshakeException.Reason.STREAM_MISMATCH,
@@ -200,7 +205,8 @@ class HandshakeTest
         final Outcome outcome = runBoth(
             new PublisherHandshake(new HandshakeAuthenticator(SECRET), SHAPE, 2000),
             new HandshakeFixtures.CountingPublisherResources(),
-            new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID, 3, false, 0, 2000),
+            new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID, 3, false, 0, 2000,
+                ConnectFlyweight.CATCH_UP_NONE),
             subscriberResources);
         final HandshakeException mismatch = assertInstanceOf(HandshakeException.class, outcome.subscriber());
         assertEquals(HandshakeException.Reason.PROVIDER_MISMATCH, mismatch.reason());
