@@ -260,22 +260,32 @@ class RdmaCatchUpTest
     }
 
     @Test
-    void shouldJoinLiveAndReportTheGapWhenTheProviderCannotGrantAReadOfTheLog()
+    void shouldCatchUpOverShmFromALogWhoseFileWasUnlinkedOnceMapped()
     {
-        // An embedded driver unlinks its log files once mapped: the shm provider has no file a peer could map.
+        // As an embedded driver maps its logs: unlinked at once, so no file name a peer could map. The shm provider
+        // shares it for READ through a descriptor kept for this grant alone (before, this joined live with a gap).
         startWithALiveSubscriber("shm", false);
-        final long from = startPositions[messageStartingWithin(TERM_LENGTH / 4)];
+        final int first = messageStartingWithin(TERM_LENGTH / 4);
+        final long from = startPositions[first];
         final long live = rig.appender.position();
         final RdmaRig.Subscriber late = addLateJoiner("join", "recent", "join-position", Long.toString(from));
-        assertEquals(live, late.image().descriptor.joinPosition(), "joins live");
-        assertEquals(live - from, late.receiver.catchUpGapBytes(), "and reports the gap");
-        assertNull(lateConnection.logReadRegion);
+        assertEquals(from, late.image().descriptor.joinPosition(), "caught up from the position asked for");
+        assertEquals(live - from, late.receiver.catchUpBytes());
+        assertEquals(0, late.receiver.catchUpGapBytes(), "no gap");
+        assertNotNull(lateConnection.logReadRegion);
+        assertEquals(AccessFlags.REMOTE_READ, lateConnection.logReadRegion.accessFlags());
 
-        checkers[1] = new MessageStream.Checker(MESSAGES);
+        checkers[1] = new MessageStream.Checker(first);
         publish(MESSAGES, 1_000);
-        rig.awaitCondition("live after the gap", 30_000, () -> { drain(); return checkers[1].received == 1_000; });
+        rig.awaitCondition("caught up, then live", 30_000,
+            () -> { drain(); return checkers[1].expected == MESSAGES + 1_000 || null != checkers[1].failure; });
         assertNull(checkers[1].failure);
+        assertEquals(MESSAGES + 1_000 - first, checkers[1].received, "every message from the requested one, once");
         assertNull(checkers[0].failure);
+
+        final SubscriberConnection admitted = lateConnection;
+        rig.closeSubscriber(late);
+        rig.awaitCondition("the grant revoked", 20_000, () -> null == admitted.logReadRegion);
     }
 
     @Test
