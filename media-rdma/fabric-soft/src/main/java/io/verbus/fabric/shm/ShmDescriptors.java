@@ -15,18 +15,19 @@ import java.util.List;
 import java.util.regex.Pattern;
 
 /**
- * Sharing memory whose file has already been unlinked (an embedded driver's log: mapped, then deleted, so that it
- * lives exactly as long as the process holds it). No name can be given back to such a file (Linux links an unlinked
- * file again only when it was made with {@code O_TMPFILE}), but a process of the same user may still open it through
- * the owner's descriptor, {@code /proc/<pid>/fd/<n>}. So the owner duplicates a descriptor of the file for the
- * registration alone, publishes that path, and closes the descriptor when the registration ends: nothing is ever
- * written into a directory, so nothing is left behind when the owner is killed (the kernel closes its descriptors).
+ * Sharing, for READ, memory whose file peers cannot map by name: an embedded driver's log (mapped, then unlinked, so
+ * that it lives exactly as long as the process holds it) or a standalone driver's (kept in the Verbus dir, outside
+ * the shm fabric directory that peers confine region files to). No name can be given back to an unlinked file
+ * (Linux links an unlinked file again only when it was made with {@code O_TMPFILE}), but a process of the same user
+ * may open either through the owner's descriptor, {@code /proc/<pid>/fd/<n>}. So the owner duplicates a descriptor of
+ * the file for the registration alone, publishes that path, and closes the descriptor when the registration ends:
+ * nothing is ever written into a directory, so nothing is left behind when the owner is killed (the kernel closes its
+ * descriptors).
  * <p>
  * Registration time only (reads {@code /proc/self/maps} and {@code /proc/self/fd}); never on a data path.
  */
 final class ShmDescriptors
 {
-    private static final String DELETED_SUFFIX = " (deleted)";
     private static final Pattern DESCRIPTOR_PATH = Pattern.compile("/proc/([1-9][0-9]{0,9})/fd/(0|[1-9][0-9]{0,9})");
 
     /**
@@ -54,13 +55,13 @@ final class ShmDescriptors
     }
 
     /**
-     * Duplicates a descriptor of the unlinked file behind a shared mapping of this process.
+     * Duplicates a descriptor of the file behind a shared file mapping of this process (unlinked or not).
      *
-     * @return the duplicate, or null when {@code [address, address + length)} is not inside one shared mapping of an
-     * unlinked file that this process still holds open.
+     * @return the duplicate, or null when {@code [address, address + length)} is not inside one shared file mapping
+     * whose file this process still holds open.
      * @throws FabricException when the kernel refuses the duplicate.
      */
-    static Shared shareUnlinked(final long address, final long length)
+    static Shared shareHeldOpen(final long address, final long length)
     {
         final List<String> lines;
         try
@@ -84,9 +85,9 @@ final class ShmDescriptors
             final long end = Long.parseUnsignedLong(fields[0].substring(dash + 1), 16);
             if (address >= start && address + length <= end)
             {
+                // The path as /proc/self/fd links show it too: with " (deleted)" once unlinked.
                 final String pathName = fields[5];
-                if (fields[1].length() < 4 || fields[1].charAt(3) != 's' || !pathName.startsWith("/") ||
-                    !pathName.endsWith(DELETED_SUFFIX))
+                if (fields[1].length() < 4 || fields[1].charAt(3) != 's' || !pathName.startsWith("/"))
                 {
                     return null;
                 }
@@ -115,7 +116,7 @@ final class ShmDescriptors
         }
         if (copy < 0)
         {
-            throw new FabricException("dup(" + fd + ") of the unlinked file " + linkTarget + " failed");
+            throw new FabricException("dup(" + fd + ") of " + linkTarget + " failed");
         }
         // The descriptor found may have been closed and its number reused between the scan and the dup.
         if (inode != inodeOf(Path.of("/proc/self/fd/" + copy)))

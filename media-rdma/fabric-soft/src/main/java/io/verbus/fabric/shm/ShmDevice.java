@@ -215,31 +215,26 @@ public final class ShmDevice extends SoftDevice
             return super.registerMemory(pd, segment, accessFlags);
         }
         final ShmFiles.Backing backing = backingOf(segment);
-        // READ alone may also be granted on memory whose file was unlinked once mapped, through a descriptor kept
-        // for this registration; write and atomic rights never (a peer maps such a file read-only).
+        final String confinementRefusal = null == backing ? null : confinementRefusal(backing);
+        // READ alone may also be granted on a file peers cannot map by name (unlinked once mapped, or outside the
+        // fabric directory: a driver's log), through a descriptor kept for this registration; write and atomic
+        // rights never (a peer maps such a file read-only).
         final boolean readOnly = (accessFlags & remoteRights) == AccessFlags.REMOTE_READ;
-        final ShmDescriptors.Shared shared = null == backing && readOnly ?
-            ShmDescriptors.shareUnlinked(segment.address(), segment.byteSize()) : null;
-        if (null == backing && null == shared)
+        final ShmDescriptors.Shared shared = (null == backing || null != confinementRefusal) && readOnly ?
+            ShmDescriptors.shareHeldOpen(segment.address(), segment.byteSize()) : null;
+        if (null == shared && null == backing)
         {
             throw new IllegalArgumentException("the shm provider can only give remote access (" +
                 AccessFlags.toString(accessFlags) + ") to a shared file mapping that peer processes can map: " +
                 "allocate it with Device.allocateMemory or map a file in the shm fabric directory or hugetlbfs (READ " +
-                "alone: or a shared mapping of an unlinked file this process holds open); the segment at 0x" +
+                "alone: or any shared file mapping whose file this process holds open); the segment at 0x" +
                 Long.toHexString(segment.address()) + " is none of these");
         }
-        if (null != backing)
+        if (null == shared && null != confinementRefusal)
         {
-            try
-            {
-                // Peers refuse a region file anywhere else; refuse it here first, with the reason.
-                confinement.confineRegionFile(backing.path().toString(), HexFormat.of().formatHex(gid));
-            }
-            catch (final FabricException ex)
-            {
-                throw new IllegalArgumentException("the shm provider gives remote access only to files in the shm " +
-                    "fabric directory or on hugetlbfs: " + ex.getMessage(), ex);
-            }
+            throw new IllegalArgumentException("the shm provider gives remote access (" +
+                AccessFlags.toString(accessFlags) + ") only to files in the shm fabric directory or on hugetlbfs " +
+                "(READ alone: or to a file this process holds open): " + confinementRefusal);
         }
         final Path regionPath = null != shared ? shared.path() : backing.path();
         final long fileOffset = null != shared ? shared.fileOffset() : backing.fileOffset();
@@ -254,6 +249,20 @@ public final class ShmDevice extends SoftDevice
                 ShmDescriptors.close(shared.fd());
             }
             throw ex;
+        }
+    }
+
+    /** @return why peers would refuse the file behind a region (see {@link ShmConfinement}), or null. */
+    private String confinementRefusal(final ShmFiles.Backing backing)
+    {
+        try
+        {
+            confinement.confineRegionFile(backing.path().toString(), HexFormat.of().formatHex(gid));
+            return null;
+        }
+        catch (final FabricException ex)
+        {
+            return ex.getMessage();
         }
     }
 

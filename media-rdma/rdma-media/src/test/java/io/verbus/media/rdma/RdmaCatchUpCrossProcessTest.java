@@ -50,6 +50,8 @@ class RdmaCatchUpCrossProcessTest
     /** The handshake step: the catch-up's READs must complete within half of it (a 1M stream's half is ~107 MiB). */
     private static final String TIMEOUT = "30s";
     private static final long STALL_MS = 20_000;
+    /** RdmaPeerMain's subscriber reports progress every this many messages. */
+    private static final long PROGRESS_MESSAGES = 10_000;
     /** Bound on one run: start-up, the rings' pre-touch, and a floor of 5k messages/s. */
     private static final long RUN_BOUND_MS = 90_000 + MESSAGES / 5;
 
@@ -121,6 +123,9 @@ class RdmaCatchUpCrossProcessTest
             // Caught up from message 0 by READ, then live: all of them, the first being 0 (a live join would start
             // at JOIN_AFTER or later and fail here).
             late.expect("RECEIVED " + MESSAGES + " OK first=0", "RECEIVED");
+            // Its JVM's start, its ring's pre-touch, the handshake and the catch-up, and its first messages.
+            final long firstProgressMs = late.awaitProgress(PROGRESS_MESSAGES, RUN_BOUND_MS) ?
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - joinNs) : -1;
             awaitResults(peers);
             final long totalMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
             final String catchUp = catchUpLine(late);
@@ -136,9 +141,9 @@ class RdmaCatchUpCrossProcessTest
                 assertEquals(0, peer.process.exitValue(), peer.name + "\n    " + peer.tail());
             }
             System.out.printf("catch-up across processes over %s: %,d messages (term %,d, window %,d), late joiner " +
-                "after %,d: %s; late joiner %s; live %s; %,d ms in all, %,d ms from the late joiner's start%n",
-                provider, MESSAGES, TERM_LENGTH, WINDOW_LENGTH, JOIN_AFTER, catchUp, late.result, live.result,
-                totalMs, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - joinNs));
+                "after %,d: %s; late joiner %s, its first %,d messages %,d ms after its JVM was started; live %s; " +
+                "%,d ms in all%n", provider, MESSAGES, TERM_LENGTH, WINDOW_LENGTH, JOIN_AFTER, catchUp, late.result,
+                PROGRESS_MESSAGES, firstProgressMs, live.result, totalMs);
         }
         finally
         {

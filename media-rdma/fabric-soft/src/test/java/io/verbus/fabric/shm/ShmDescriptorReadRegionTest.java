@@ -42,12 +42,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * READ on memory whose file was unlinked once mapped (an embedded driver's log): the shm provider shares it through a
- * descriptor kept for the registration alone ({@code /proc/<pid>/fd/<n>}), READ only, closed on deregistration; a
- * peer maps it read-only and serves nothing but READ from it, whatever the table says later, and follows no
- * descriptor of a process other than the peer's.
+ * READ on memory whose file peers cannot map by name, an embedded driver's log (unlinked once mapped) or a standalone
+ * driver's (kept, outside the fabric directory): the shm provider shares it through a descriptor kept for the
+ * registration alone ({@code /proc/<pid>/fd/<n>}), READ only, closed on deregistration; a peer maps it read-only and
+ * serves nothing but READ from it, whatever the table says later, and follows no descriptor of a process other than
+ * the peer's.
  */
-class ShmUnlinkedReadRegionTest
+class ShmDescriptorReadRegionTest
 {
     private static final int LENGTH = 64 * 1024;
 
@@ -117,6 +118,35 @@ class ShmUnlinkedReadRegionTest
         final Pair again = connect();
         assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, again.read(region.address() + 4096, region.rkey(), 1024),
             "the rkey is revoked");
+    }
+
+    @Test
+    void shouldServeAReadOfAFileOutsideTheFabricDirectoryThroughADescriptorAndGrantNoWriteOnIt() throws IOException
+    {
+        // A standalone driver keeps its log files, in the Verbus dir: outside the fabric directory peers confine to.
+        final Path file = parent.resolve("verbus-kept-log.map");
+        try (Arena arena = Arena.ofShared();
+            FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                StandardOpenOption.WRITE))
+        {
+            final MemorySegment kept = channel.map(FileChannel.MapMode.READ_WRITE, 0, LENGTH, arena);
+            kept.set(ValueLayout.JAVA_LONG, 4096, 0x0BADC0FFEEL);
+            final int write = AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE;
+            final IllegalArgumentException ex =
+                assertThrows(IllegalArgumentException.class, () -> responderPd.registerMemory(kept, write));
+            assertTrue(ex.getMessage().contains("outside the shm fabric directory"), ex.getMessage());
+
+            final MemoryRegion region = responderPd.registerMemory(kept, AccessFlags.REMOTE_READ);
+            assertTrue(regionPath(region).startsWith("/proc/"), "shared through a descriptor: " + regionPath(region));
+            final Pair pair = connect();
+            assertEquals(WorkCompletionStatus.SUCCESS, pair.read(region.address() + 4096, region.rkey(), 8));
+            assertEquals(0x0BADC0FFEEL, pair.local.get(ValueLayout.JAVA_LONG, 0));
+            region.deregister();
+        }
+        finally
+        {
+            Files.deleteIfExists(file);
+        }
     }
 
     @Test
