@@ -162,11 +162,11 @@ final class ShmConfinement
     }
 
     /**
-     * Opens a peer's unlinked file through the peer's descriptor ({@code /proc/<peer pid>/fd/<n>}, which the kernel
-     * lets a process of the same user open) and maps all of it <b>read-only</b>, after checking the file it leads to
-     * is a regular file of this user that group and others cannot write, at least {@code minLength} bytes long. Only
-     * READ is ever served from such a mapping: the peer granted no more, and a table rewritten later to claim more
-     * cannot make this process write through it.
+     * Opens a peer's file that has no name peers may map (unlinked, or outside the fabric directory) through the
+     * peer's descriptor ({@code /proc/<peer pid>/fd/<n>}, which the kernel lets a process of the same user open) and
+     * maps all of it <b>read-only</b>, after checking the file it leads to is a regular file of this user that group
+     * and others cannot write, at least {@code minLength} bytes long. Only READ is ever served from such a mapping:
+     * the peer granted no more, and a table rewritten later to claim more cannot make this process write through it.
      *
      * @throws FabricException naming the path and why it is refused.
      */

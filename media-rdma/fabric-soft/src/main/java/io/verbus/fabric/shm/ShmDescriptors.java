@@ -20,14 +20,16 @@ import java.util.regex.Pattern;
  * the shm fabric directory that peers confine region files to). No name can be given back to an unlinked file
  * (Linux links an unlinked file again only when it was made with {@code O_TMPFILE}), but a process of the same user
  * may open either through the owner's descriptor, {@code /proc/<pid>/fd/<n>}. So the owner duplicates a descriptor of
- * the file for the registration alone, publishes that path, and closes the descriptor when the registration ends:
- * nothing is ever written into a directory, so nothing is left behind when the owner is killed (the kernel closes its
- * descriptors).
+ * the file for the registration alone (close-on-exec), publishes that path, and closes the descriptor when the
+ * registration ends: nothing is ever written into a directory, so nothing is left behind when the owner is killed
+ * (the kernel closes its descriptors).
  * <p>
  * Registration time only (reads {@code /proc/self/maps} and {@code /proc/self/fd}); never on a data path.
  */
 final class ShmDescriptors
 {
+    /** Linux's fcntl command: duplicate to the lowest free descriptor, with close-on-exec set. */
+    private static final int F_DUPFD_CLOEXEC = 1030;
     private static final Pattern DESCRIPTOR_PATH = Pattern.compile("/proc/([1-9][0-9]{0,9})/fd/(0|[1-9][0-9]{0,9})");
 
     /**
@@ -108,15 +110,16 @@ final class ShmDescriptors
         final int copy;
         try
         {
-            copy = (int)Native.DUP.invokeExact(fd);
+            // close-on-exec, so that no child process inherits the log
+            copy = (int)Native.FCNTL.invokeExact(fd, F_DUPFD_CLOEXEC, 0);
         }
         catch (final Throwable ex)
         {
-            throw new FabricException("dup(" + fd + ") failed: " + ex, ex);
+            throw new FabricException("fcntl(" + fd + ", F_DUPFD_CLOEXEC) failed: " + ex, ex);
         }
         if (copy < 0)
         {
-            throw new FabricException("dup(" + fd + ") of " + linkTarget + " failed");
+            throw new FabricException("fcntl(" + fd + ", F_DUPFD_CLOEXEC) of " + linkTarget + " failed");
         }
         // The descriptor found may have been closed and its number reused between the scan and the dup.
         if (inode != inodeOf(Path.of("/proc/self/fd/" + copy)))
@@ -167,7 +170,7 @@ final class ShmDescriptors
     }
 
     /**
-     * Closes a descriptor {@link #shareUnlinked} duplicated.
+     * Closes a descriptor {@link #shareHeldOpen} duplicated.
      *
      * @return true when the kernel closed it.
      */
@@ -183,18 +186,22 @@ final class ShmDescriptors
         }
     }
 
-    /** libc's dup and close, bound on first use. */
+    /** libc's fcntl and close, bound on first use. */
     private static final class Native
     {
-        static final MethodHandle DUP = function("dup");
-        static final MethodHandle CLOSE = function("close");
+        static final MethodHandle FCNTL = function("fcntl", FunctionDescriptor.of(
+            ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+            Linker.Option.firstVariadicArg(2));
+        static final MethodHandle CLOSE = function("close",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
 
-        private static MethodHandle function(final String name)
+        private static MethodHandle function(
+            final String name, final FunctionDescriptor descriptor, final Linker.Option... options)
         {
             final Linker linker = Linker.nativeLinker();
             final MemorySegment symbol = linker.defaultLookup().find(name)
                 .orElseThrow(() -> new FabricException("libc has no " + name));
-            return linker.downcallHandle(symbol, FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+            return linker.downcallHandle(symbol, descriptor, options);
         }
     }
 }

@@ -229,8 +229,8 @@ final class ShmPeer implements AutoCloseable
      * others, and be at least as long as the region announced; the table's offset and length are checked against
      * the actual mapping on every access, as the peer may rewrite them at any time. A region that fails is refused
      * (the WR fails with REM_ACCESS_ERR, so the connection ends) and reported once; its key is never retried. A
-     * region the peer shares through its own descriptor ({@code /proc/<its pid>/fd/<n>}, an unlinked file) is mapped
-     * read-only and serves READs only, whatever the table claims.
+     * region the peer shares through its own descriptor ({@code /proc/<its pid>/fd/<n>}: a file with no name peers
+     * may map) is mapped read-only and serves READs only, whatever the table claims.
      *
      * @param access the right the WR needs: a read-only mapping serves {@link AccessFlags#REMOTE_READ} alone.
      * @return the mapping, or null to refuse the access.

@@ -51,6 +51,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 class ShmDescriptorReadRegionTest
 {
     private static final int LENGTH = 64 * 1024;
+    private static final long O_CLOEXEC = 0_2000000;
 
     private Path parent;
     private Fabric fabric;
@@ -105,6 +106,12 @@ class ShmDescriptorReadRegionTest
         final Pair pair = connect();
         final MemoryRegion region = pair.responderPd.registerMemory(log, AccessFlags.REMOTE_READ);
         assertEquals(2, descriptorsOfTheLog(), "one more, held by the registration");
+        final String path = regionPath(region);
+        final Path fdinfo = Path.of("/proc/self/fdinfo/" + path.substring(path.lastIndexOf('/') + 1));
+        final String flags = Files.readAllLines(fdinfo).stream()
+            .filter(line -> line.startsWith("flags:")).findFirst().orElseThrow();
+        assertTrue((Long.parseLong(flags.substring("flags:".length()).trim(), 8) & O_CLOEXEC) != 0,
+            "close-on-exec, so no child process inherits the log: " + flags);
 
         assertEquals(WorkCompletionStatus.SUCCESS, pair.read(region.address() + 4096, region.rkey(), 1024));
         assertArrayEquals(log.asSlice(4096, 1024).toArray(ValueLayout.JAVA_BYTE),
