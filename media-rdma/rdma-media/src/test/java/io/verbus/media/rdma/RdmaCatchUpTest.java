@@ -5,6 +5,7 @@ import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.Device;
 import io.verbus.fabric.Fabric;
 import io.verbus.fabric.Fabrics;
+import io.verbus.fabric.FaultInjection;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.ProtectionDomain;
@@ -286,6 +287,31 @@ class RdmaCatchUpTest
         final SubscriberConnection admitted = lateConnection;
         rig.closeSubscriber(late);
         rig.awaitCondition("the grant revoked", 20_000, () -> null == admitted.logReadRegion);
+    }
+
+    @Test
+    void shouldJoinLiveAndReportTheGapOnceACatchUpReadFailedRatherThanFailTheSameWayForEver()
+    {
+        startWithALiveSubscriber("shm", false, "timeout", "2s");
+        final long from = startPositions[messageStartingWithin(TERM_LENGTH / 4)];
+        final long live = rig.appender.position();
+        // The joiner's NIC completes every work request 1.2 s after it was posted: its catch-up READ cannot finish
+        // within its deadline (half the 2 s timeout), however often it is tried; its heartbeats still arrive in time.
+        final FaultInjection slowNic = new FaultInjection().operationDelay(1200, TimeUnit.MILLISECONDS);
+        final RdmaRig.Subscriber late = rig.addSubscriber(slowNic, RdmaRig.SECRET,
+            "join", "recent", "join-position", Long.toString(from));
+        rig.awaitCondition("the joiner in, live", 30_000, () -> null != late.image());
+        assertTrue(late.receiver.rejectedHandshakes() >= 1, "the attempt whose READ ran out of time failed");
+        assertEquals(live, late.image().descriptor.joinPosition(), "the next attempt joined live");
+        assertEquals(live - from, late.receiver.catchUpGapBytes(), "and reported the gap");
+        assertEquals(0, late.receiver.catchUpBytes());
+
+        checkers[1] = new MessageStream.Checker(MESSAGES);
+        publish(MESSAGES, 50);
+        rig.awaitCondition("live after the gap", 30_000,
+            () -> { drain(); return checkers[1].received == 50 || null != checkers[1].failure; });
+        assertNull(checkers[1].failure);
+        assertNull(checkers[0].failure);
     }
 
     @Test
