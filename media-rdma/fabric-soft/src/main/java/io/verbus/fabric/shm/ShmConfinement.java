@@ -161,6 +161,55 @@ final class ShmConfinement
         }
     }
 
+    /**
+     * Opens a peer's file that has no name peers may map (unlinked, or outside the fabric directory) through the
+     * peer's descriptor ({@code /proc/<peer pid>/fd/<n>}, which the kernel lets a process of the same user open) and
+     * maps all of it <b>read-only</b>, after checking the file it leads to is a regular file of this user that group
+     * and others cannot write, at least {@code minLength} bytes long. Only READ is ever served from such a mapping:
+     * the peer granted no more, and a table rewritten later to claim more cannot make this process write through it.
+     *
+     * @throws FabricException naming the path and why it is refused.
+     */
+    MemorySegment mapPeerDescriptor(final Path path, final Arena arena, final long minLength)
+    {
+        try
+        {
+            // Followed on purpose: the magic link is how the file is reached; what it leads to is checked.
+            final PosixFileAttributes attributes = Files.readAttributes(path, PosixFileAttributes.class);
+            if (!attributes.isRegularFile())
+            {
+                throw new FabricException("shm peer descriptor " + path + " does not lead to a regular file");
+            }
+            final int owner = (Integer)Files.getAttribute(path, "unix:uid");
+            if (owner != processUid)
+            {
+                throw new FabricException("shm peer descriptor " + path + " leads to a file of uid " + owner +
+                    ", not of this process's user (uid " + processUid + ")");
+            }
+            if (attributes.permissions().contains(PosixFilePermission.GROUP_WRITE) ||
+                attributes.permissions().contains(PosixFilePermission.OTHERS_WRITE))
+            {
+                throw new FabricException("shm peer descriptor " + path + " leads to a file writable by group or " +
+                    "others");
+            }
+            try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ))
+            {
+                final long size = channel.size();
+                if (size < minLength)
+                {
+                    throw new FabricException("shm peer descriptor " + path + " leads to " + size + " bytes, fewer " +
+                        "than the " + minLength + " announced");
+                }
+                return channel.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+            }
+        }
+        catch (final IOException ex)
+        {
+            throw new FabricException("cannot map shm peer descriptor " + path + " (both processes must be of one " +
+                "user and see one another in /proc): " + ex, ex);
+        }
+    }
+
     private void checkOwner(final Path path) throws IOException
     {
         final int owner = (Integer)Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS);

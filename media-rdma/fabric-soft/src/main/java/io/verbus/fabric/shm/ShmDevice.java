@@ -215,28 +215,70 @@ public final class ShmDevice extends SoftDevice
             return super.registerMemory(pd, segment, accessFlags);
         }
         final ShmFiles.Backing backing = backingOf(segment);
-        if (null == backing)
+        final String confinementRefusal = null == backing ? null : confinementRefusal(backing);
+        // READ alone may also be granted on a file peers cannot map by name (unlinked once mapped, or outside the
+        // fabric directory: a driver's log), through a descriptor kept for this registration; write and atomic
+        // rights never (a peer maps such a file read-only).
+        final boolean readOnly = (accessFlags & remoteRights) == AccessFlags.REMOTE_READ;
+        final ShmDescriptors.Shared shared = (null == backing || null != confinementRefusal) && readOnly ?
+            ShmDescriptors.shareHeldOpen(segment.address(), segment.byteSize()) : null;
+        if (null == shared && null == backing)
         {
             throw new IllegalArgumentException("the shm provider can only give remote access (" +
                 AccessFlags.toString(accessFlags) + ") to a shared file mapping that peer processes can map: " +
-                "allocate it with Device.allocateMemory or map a file in the shm fabric directory or hugetlbfs; the " +
-                "segment at 0x" + Long.toHexString(segment.address()) + " is not one");
+                "allocate it with Device.allocateMemory or map a file in the shm fabric directory or hugetlbfs (READ " +
+                "alone: or any shared file mapping whose file this process holds open); the segment at 0x" +
+                Long.toHexString(segment.address()) + " is none of these");
         }
+        if (null == shared && null != confinementRefusal)
+        {
+            throw new IllegalArgumentException("the shm provider gives remote access (" +
+                AccessFlags.toString(accessFlags) + ") only to files in the shm fabric directory or on hugetlbfs " +
+                "(READ alone: or to a file this process holds open): " + confinementRefusal);
+        }
+        final Path regionPath = null != shared ? shared.path() : backing.path();
+        final long fileOffset = null != shared ? shared.fileOffset() : backing.fileOffset();
         try
         {
-            // Peers refuse a region file anywhere else; refuse it here first, with the reason.
+            return publishRegion(pd, segment, accessFlags, regionPath, fileOffset, null == shared ? -1 : shared.fd());
+        }
+        catch (final RuntimeException ex)
+        {
+            if (null != shared)
+            {
+                ShmDescriptors.close(shared.fd());
+            }
+            throw ex;
+        }
+    }
+
+    /** @return why peers would refuse the file behind a region (see {@link ShmConfinement}), or null. */
+    private String confinementRefusal(final ShmFiles.Backing backing)
+    {
+        try
+        {
             confinement.confineRegionFile(backing.path().toString(), HexFormat.of().formatHex(gid));
+            return null;
         }
         catch (final FabricException ex)
         {
-            throw new IllegalArgumentException("the shm provider gives remote access only to files in the shm " +
-                "fabric directory or on hugetlbfs: " + ex.getMessage(), ex);
+            return ex.getMessage();
         }
-        final byte[] path = backing.path().toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Enters a region in the published table.
+     *
+     * @param sharedFd a descriptor kept for this region alone (closed when it is deregistered), or -1.
+     */
+    private MemoryRegion publishRegion(final SoftProtectionDomain pd, final MemorySegment segment,
+        final int accessFlags, final Path regionPath, final long fileOffset, final int sharedFd)
+    {
+        final byte[] path = regionPath.toString().getBytes(StandardCharsets.UTF_8);
         if (path.length > ENTRY_MAX_PATH_BYTES)
         {
             throw new IllegalArgumentException("path of the file behind the region is longer than " +
-                ENTRY_MAX_PATH_BYTES + " bytes: " + backing.path());
+                ENTRY_MAX_PATH_BYTES + " bytes: " + regionPath);
         }
 
         final SoftRegionTable table = regionTable();
@@ -253,7 +295,7 @@ public final class ShmDevice extends SoftDevice
             regions.set(ValueLayout.JAVA_INT, base + ENTRY_ACCESS_OFFSET, accessFlags);
             regions.set(ValueLayout.JAVA_LONG, base + ENTRY_ADDRESS_OFFSET, segment.address());
             regions.set(ValueLayout.JAVA_LONG, base + ENTRY_LENGTH_OFFSET, segment.byteSize());
-            regions.set(ValueLayout.JAVA_LONG, base + ENTRY_FILE_OFFSET_OFFSET, backing.fileOffset());
+            regions.set(ValueLayout.JAVA_LONG, base + ENTRY_FILE_OFFSET_OFFSET, fileOffset);
             regions.set(ValueLayout.JAVA_INT, base + ENTRY_PATH_LENGTH_OFFSET, path.length);
             MemorySegment.copy(path, 0, regions, ValueLayout.JAVA_BYTE, base + ENTRY_PATH_OFFSET, path.length);
         }
@@ -275,6 +317,11 @@ public final class ShmDevice extends SoftDevice
                         INT.setRelease(regions, base + ENTRY_STATE_OFFSET, ENTRY_REVOKED);
                     }
                     super.deregister();
+                    if (sharedFd >= 0)
+                    {
+                        // Revoked first, so no peer maps the file anew; a peer's existing mapping keeps its pages.
+                        ShmDescriptors.close(sharedFd);
+                    }
                 }
             }
         };

@@ -1,5 +1,6 @@
 package io.verbus.fabric.shm;
 
+import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.FabricException;
 import io.verbus.fabric.soft.SoftRegionTable;
 import io.verbus.fabric.soft.SoftSharedReceiveQueue;
@@ -227,16 +228,20 @@ final class ShmPeer implements AutoCloseable
      * hugetlbfs mount), be a regular file that is no symbolic link, belong to this user, not be writable by group or
      * others, and be at least as long as the region announced; the table's offset and length are checked against
      * the actual mapping on every access, as the peer may rewrite them at any time. A region that fails is refused
-     * (the WR fails with REM_ACCESS_ERR, so the connection ends) and reported once; its key is never retried.
+     * (the WR fails with REM_ACCESS_ERR, so the connection ends) and reported once; its key is never retried. A
+     * region the peer shares through its own descriptor ({@code /proc/<its pid>/fd/<n>}: a file with no name peers
+     * may map) is mapped read-only and serves READs only, whatever the table claims.
      *
+     * @param access the right the WR needs: a read-only mapping serves {@link AccessFlags#REMOTE_READ} alone.
      * @return the mapping, or null to refuse the access.
      */
-    MemorySegment target(final int rkey, final long fileOffset, final long length)
+    MemorySegment target(final int rkey, final long fileOffset, final long length, final int access)
     {
         final int index = rkey & 0xFFFF;
         final Mapping mapping = mappings[index];
         final MemorySegment segment = null != mapping && mapping.key == rkey ? mapping.segment : mapSlowly(rkey, index);
-        if (REFUSED == segment || fileOffset < 0 || length < 0 || fileOffset > segment.byteSize() - length)
+        if (REFUSED == segment || fileOffset < 0 || length < 0 || fileOffset > segment.byteSize() - length ||
+            (segment.isReadOnly() && AccessFlags.REMOTE_READ != access))
         {
             return null;
         }
@@ -268,8 +273,24 @@ final class ShmPeer implements AutoCloseable
                 throw new FabricException("region table entry " + index + " in " + directory +
                     " announces offset " + fileOffset + " and length " + regionLength);
             }
-            final Path path = confinement.confineRegionFile(new String(pathBytes, StandardCharsets.UTF_8), gidHex);
-            segment = confinement.mapPeerFile(path, arena, fileOffset + regionLength);
+            final String pathText = new String(pathBytes, StandardCharsets.UTF_8);
+            final long descriptorPid = ShmDescriptors.descriptorPathPid(pathText);
+            if (descriptorPid >= 0)
+            {
+                // An unlinked file the peer shares for READ through its own descriptor: never another process's.
+                final long peerPid = control.get(ValueLayout.JAVA_LONG, CONTROL_PID_OFFSET);
+                if (descriptorPid != peerPid)
+                {
+                    throw new FabricException("region file " + pathText + " is a descriptor of process " +
+                        descriptorPid + ", not of the peer's process " + peerPid);
+                }
+                segment = confinement.mapPeerDescriptor(Path.of(pathText), arena, fileOffset + regionLength);
+            }
+            else
+            {
+                final Path path = confinement.confineRegionFile(pathText, gidHex);
+                segment = confinement.mapPeerFile(path, arena, fileOffset + regionLength);
+            }
         }
         catch (final RuntimeException ex)
         {

@@ -513,7 +513,8 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         final int rkey = sqRkey[slot];
         final long fileOffset = peer.resolve(
             rkey, sqRemoteAddress[slot], length, AccessFlags.REMOTE_READ, remoteQp.protectionDomainId());
-        final MemorySegment remote = fileOffset < 0 ? null : peer.target(rkey, fileOffset, length);
+        final MemorySegment remote =
+            fileOffset < 0 ? null : peer.target(rkey, fileOffset, length, AccessFlags.REMOTE_READ);
         if (null == remote)
         {
             remoteQp.markError();
@@ -553,7 +554,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             remoteQp.markError();
             return WorkCompletionStatus.REM_ACCESS_ERR;
         }
-        final MemorySegment target = peer.target(rkey, fileOffset, Long.BYTES);
+        final MemorySegment target = peer.target(rkey, fileOffset, Long.BYTES, AccessFlags.REMOTE_ATOMIC);
         if (null == target)
         {
             remoteQp.markError();

@@ -73,7 +73,7 @@ final class ShmRegionCache
             }
         }
         final long fileOffset = peer.resolve(rkey, address, length, access, pdId);
-        final MemorySegment mapped = fileOffset < 0 ? null : peer.target(rkey, fileOffset, length);
+        final MemorySegment mapped = fileOffset < 0 ? null : peer.target(rkey, fileOffset, length, access);
         if (null == mapped)
         {
             return -1;
@@ -114,7 +114,9 @@ final class ShmRegionCache
         }
         nextVictim = (i + 1) % ENTRIES;
         keys[i] = rkey;
-        accessRights[i] = (int)entryValues[ShmPeer.ENTRY_VALUE_ACCESS];
+        // A read-only mapping (a peer's unlinked file) never serves more than READ, whatever the entry says.
+        accessRights[i] = (int)entryValues[ShmPeer.ENTRY_VALUE_ACCESS] &
+            (mapped.isReadOnly() ? io.verbus.fabric.AccessFlags.REMOTE_READ : -1);
         regionAddresses[i] = entryValues[ShmPeer.ENTRY_VALUE_ADDRESS];
         regionLengths[i] = entryValues[ShmPeer.ENTRY_VALUE_LENGTH];
         fileOffsets[i] = entryValues[ShmPeer.ENTRY_VALUE_FILE_OFFSET];

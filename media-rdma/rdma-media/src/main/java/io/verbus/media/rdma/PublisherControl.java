@@ -327,7 +327,8 @@ final class PublisherControl implements AutoCloseable
      * this authenticated subscriber, deregistered (its rkey revoked) when it disconnects.
      *
      * @return the registration, or null when the provider cannot give remote access to this log (the shm provider
-     * needs a file peers can map: a log unlinked by an embedded driver is none), said in a WARNING line.
+     * needs a file peers can open: one in its fabric directory or on hugetlbfs, or, for READ, a log unlinked once
+     * mapped that this process still holds open, as the driver's are), said in a WARNING line.
      */
     private MemoryRegion registerLogForRead(final SubscriberConnection connection)
     {

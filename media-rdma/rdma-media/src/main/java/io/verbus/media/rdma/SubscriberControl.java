@@ -50,6 +50,8 @@ final class SubscriberControl implements AutoCloseable
     private final RateLimitedLog rejectionLog = new RateLimitedLog(LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
     private final RateLimitedLog failureLog = new RateLimitedLog(LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
     private final CatchUpReader catchUpReader = new CatchUpReader();
+    /** Why the last catch-up's READs failed, until the next handshake has joined live instead (control thread). */
+    private String failedCatchUp;
     private final RdmaCounters.CatchUp catchUpCounters;
     private FabricEndpoint endpoint;
     private BlockPool positionBlocks;
@@ -166,8 +168,11 @@ final class SubscriberControl implements AutoCloseable
     private ImageConnection connect(final SocketMessageTransport transport) throws HandshakeException
     {
         final int requiredProvider = FabricEndpoint.requiredProviderId(params.provider());
-        final long catchUpRequest = !params.isJoinRecent() ? ConnectFlyweight.CATCH_UP_NONE :
+        final long requested = !params.isJoinRecent() ? ConnectFlyweight.CATCH_UP_NONE :
             params.joinPosition() >= 0 ? params.joinPosition() : ConnectFlyweight.CATCH_UP_TERM_START;
+        // After a catch-up whose READs failed, ask for none this once: join live and report the gap, rather than
+        // fail the same way on every retry (READs that cannot finish in time, a grant this host cannot open).
+        final long catchUpRequest = null != failedCatchUp ? ConnectFlyweight.CATCH_UP_NONE : requested;
         final SubscriberHandshake handshake = new SubscriberHandshake(context.newAuthenticator(), streamId,
             requiredProvider, params.isGroupTagSet(), params.groupTag(), context.stepTimeoutMs(), catchUpRequest);
         final ImageConnection[] result = new ImageConnection[1];
@@ -214,7 +219,7 @@ final class SubscriberControl implements AutoCloseable
                         throw new HandshakeException(HandshakeException.Reason.RESOURCES, "cannot post " +
                             (prepared.credits + 1) + " RECVs for commit=imm");
                     }
-                    catchUp(image, catchUpRequest, accepted);
+                    catchUp(image, requested, accepted);
                 }
                 catch (final HandshakeException | RuntimeException ex)
                 {
@@ -254,6 +259,18 @@ final class SubscriberControl implements AutoCloseable
     private void catchUp(final ImageConnection image, final long request, final SubscriberHandshake.Accepted accepted)
         throws HandshakeException
     {
+        if (null != failedCatchUp && ConnectFlyweight.CATCH_UP_NONE != request)
+        {
+            final long join = accepted.joinPosition();
+            final long from = request >= 0 ? request : join - (join & (image.termLength - 1));
+            final long gap = Math.max(0, join - from);
+            catchUpCounters.onGap(gap);
+            LOGGER.log(System.Logger.Level.WARNING, "rdma subscription " + image.name + ": did not catch up from " +
+                from + ": the catch-up by RDMA READ failed before (" + failedCatchUp + "); joined live at " + join +
+                ", GAP of " + gap + " bytes [" + from + ", " + join + ")");
+            failedCatchUp = null;
+            return;
+        }
         if (request >= 0 && accepted.catchUpPosition() > request)
         {
             final long gap = accepted.catchUpPosition() - request;
@@ -268,9 +285,26 @@ final class SubscriberControl implements AutoCloseable
         if (accepted.catchUpPosition() < accepted.joinPosition())
         {
             final long startNs = System.nanoTime();
-            final long deadlineNs = startNs + TimeUnit.MILLISECONDS.toNanos(context.stepTimeoutMs()) / 2;
-            final long bytes = catchUpReader.read(image, accepted.catchUpPosition(), accepted.joinPosition(),
-                accepted.logAddress(), accepted.logRkey(), deadlineNs);
+            final long bytes;
+            try
+            {
+                bytes = catchUpReader.read(image, accepted.catchUpPosition(), accepted.joinPosition(),
+                    accepted.logAddress(), accepted.logRkey(),
+                    startNs + TimeUnit.MILLISECONDS.toNanos(context.stepTimeoutMs()) / 2);
+            }
+            catch (final HandshakeException ex)
+            {
+                // Frames that do not line up (a join-position inside a frame) are refused as they are; READs that
+                // failed or ran out of time would fail again, so the next attempt joins live.
+                if (HandshakeException.Reason.OUT_OF_RANGE != ex.reason())
+                {
+                    failedCatchUp = ex.getMessage();
+                    LOGGER.log(System.Logger.Level.WARNING, "rdma subscription " + image.name + ": the catch-up " +
+                        "by RDMA READ failed (" + ex.getMessage() + "); the next attempt joins live and reports " +
+                        "the gap");
+                }
+                throw ex;
+            }
             final long elapsedNs = System.nanoTime() - startNs;
             catchUpCounters.onCatchUp(bytes, elapsedNs);
             image.startPosition = accepted.catchUpPosition();

@@ -7,12 +7,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.io.IOException;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -135,10 +132,10 @@ class RdmaDirectModeCrossProcessTest
         final List<String> publisherCommand = publisherCommand(variant, runDir, timeout, common);
 
         final List<Process> processes = new ArrayList<>();
-        final List<Peer> peers = new ArrayList<>();
+        final List<PeerProcess> peers = new ArrayList<>();
         try
         {
-            final Peer publisher = Peer.start("publisher", publisherCommand, processes, peers);
+            final PeerProcess publisher = PeerProcess.start("publisher", publisherCommand, processes, peers);
             final String portLine = publisher.await(60_000, "PORT ", "FAILED");
             if (null == portLine || !portLine.startsWith("PORT "))
             {
@@ -146,7 +143,7 @@ class RdmaDirectModeCrossProcessTest
             }
             final int port = Integer.parseInt(portLine.substring(5).trim());
 
-            final List<Peer> subscribers = new ArrayList<>();
+            final List<PeerProcess> subscribers = new ArrayList<>();
             final String notStarted =
                 startSubscribers(variant, runDir, timeout, common, port, subscribers, processes, peers);
             if (null != notStarted)
@@ -198,9 +195,9 @@ class RdmaDirectModeCrossProcessTest
         final String timeout,
         final List<String> common,
         final int port,
-        final List<Peer> subscribers,
+        final List<PeerProcess> subscribers,
         final List<Process> processes,
-        final List<Peer> peers) throws IOException, InterruptedException
+        final List<PeerProcess> peers) throws IOException, InterruptedException
     {
         for (int i = 0; i < variant.subscribers(); i++)
         {
@@ -220,7 +217,7 @@ class RdmaDirectModeCrossProcessTest
             {
                 command.add("--late-joiner");
             }
-            subscribers.add(Peer.start((late ? "late subscriber " : "subscriber ") + i, command, processes,
+            subscribers.add(PeerProcess.start((late ? "late subscriber " : "subscriber ") + i, command, processes,
                 peers));
         }
         return null;
@@ -233,13 +230,16 @@ class RdmaDirectModeCrossProcessTest
      * @return null once every peer reported success, else the problems with every peer's last output lines.
      */
     private static String awaitResults(
-        final Variant variant, final Peer publisher, final List<Peer> subscribers, final List<Peer> peers)
+        final Variant variant,
+        final PeerProcess publisher,
+        final List<PeerProcess> subscribers,
+        final List<PeerProcess> peers)
         throws InterruptedException
     {
         final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RUN_BOUND_MS);
         final List<String> problems = new ArrayList<>();
         publisher.expect("PUBLISHED " + MESSAGES, "PUBLISHED");
-        for (final Peer subscriber : subscribers)
+        for (final PeerProcess subscriber : subscribers)
         {
             subscriber.expect("RECEIVED " + MESSAGES + " OK first=0", "RECEIVED");
         }
@@ -247,14 +247,14 @@ class RdmaDirectModeCrossProcessTest
         {
             subscribers.get(subscribers.size() - 1).expectLateJoin(MESSAGES);
         }
-        while (problems.isEmpty() && !peers.stream().allMatch(Peer::succeeded))
+        while (problems.isEmpty() && !peers.stream().allMatch(PeerProcess::succeeded))
         {
             if (System.nanoTime() > deadlineNs)
             {
                 problems.add("no result within the run bound of " + RUN_BOUND_MS + " ms");
                 break;
             }
-            for (final Peer peer : peers)
+            for (final PeerProcess peer : peers)
             {
                 final String problem = peer.pollResult();
                 if (null != problem)
@@ -266,7 +266,7 @@ class RdmaDirectModeCrossProcessTest
         if (!problems.isEmpty())
         {
             final StringBuilder report = new StringBuilder(String.join("\n", problems));
-            for (final Peer peer : peers)
+            for (final PeerProcess peer : peers)
             {
                 report.append("\n  ").append(peer.name).append(" output (last lines):\n    ").append(peer.tail());
             }
@@ -276,12 +276,12 @@ class RdmaDirectModeCrossProcessTest
     }
 
     /** @return null once the publisher is told DONE and every peer exits with 0, else which did not. */
-    private static String awaitExits(final Peer publisher, final List<Peer> peers)
+    private static String awaitExits(final PeerProcess publisher, final List<PeerProcess> peers)
         throws IOException, InterruptedException
     {
         publisher.say("DONE");
         assertTrue(publisher.process.waitFor(30, TimeUnit.SECONDS), "publisher exits after DONE");
-        for (final Peer peer : peers)
+        for (final PeerProcess peer : peers)
         {
             assertTrue(peer.process.waitFor(30, TimeUnit.SECONDS), peer.name + " exits");
             if (0 != peer.process.exitValue())
@@ -290,140 +290,5 @@ class RdmaDirectModeCrossProcessTest
             }
         }
         return null;
-    }
-
-    /** A peer JVM and what it printed. */
-    private static final class Peer
-    {
-        final String name;
-        final Process process;
-        final BlockingQueue<String> lines;
-        final List<String> seen = new ArrayList<>();
-        String success;
-        String resultPrefix;
-        String result;
-        long lateJoinMessages;
-
-        private Peer(final String name, final Process process)
-        {
-            this.name = name;
-            this.process = process;
-            this.lines = PeerProcesses.lines(process);
-        }
-
-        static Peer start(final String name, final List<String> command, final List<Process> processes,
-            final List<Peer> peers) throws IOException
-        {
-            final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-            processes.add(process);
-            final Peer peer = new Peer(name, process);
-            peers.add(peer);
-            return peer;
-        }
-
-        /**
-         * The result line this peer must print: {@code success}, alone or followed by a space and more; any other
-         * line starting with {@code resultPrefix} or FAILED is a failure.
-         */
-        void expect(final String success, final String resultPrefix)
-        {
-            this.success = success;
-            this.resultPrefix = resultPrefix;
-        }
-
-        /** A late joiner succeeds with "RECEIVED n OK first=f" where it joined mid-stream and n + f == messages. */
-        void expectLateJoin(final long messages)
-        {
-            this.lateJoinMessages = messages;
-        }
-
-        boolean succeeded()
-        {
-            return null != result && isSuccess(result);
-        }
-
-        private boolean isSuccess(final String line)
-        {
-            if (lateJoinMessages > 0)
-            {
-                final String[] words = line.split(" ");
-                if (words.length < 4 || !"RECEIVED".equals(words[0]) || !"OK".equals(words[2]) ||
-                    !words[3].startsWith("first="))
-                {
-                    return false;
-                }
-                final long received = Long.parseLong(words[1]);
-                final long first = Long.parseLong(words[3].substring("first=".length()));
-                return first > 0 && received + first == lateJoinMessages;
-            }
-            return line.equals(success) || line.startsWith(success + " ");
-        }
-
-        /** @return why this peer failed, or null while it is still running or once it succeeded. */
-        String pollResult() throws InterruptedException
-        {
-            if (null != result)
-            {
-                return null;
-            }
-            final String line = PeerProcesses.awaitLine(lines, seen, TimeUnit.MILLISECONDS.toNanos(20),
-                resultPrefix, "FAILED");
-            if (null != line)
-            {
-                result = line;
-                return isSuccess(line) ? null : line;
-            }
-            if (!process.isAlive() && lines.isEmpty())
-            {
-                result = "exited with " + process.exitValue() + " before printing a result";
-                return result;
-            }
-            return null;
-        }
-
-        /** @return true once the peer reported receiving at least {@code messages}; false on failure or timeout. */
-        boolean awaitProgress(final long messages, final long timeoutMs) throws InterruptedException
-        {
-            final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-            while (System.nanoTime() < deadlineNs)
-            {
-                final String line = PeerProcesses.awaitLine(lines, seen, TimeUnit.MILLISECONDS.toNanos(100),
-                    "PROGRESS ", "FAILED", "RECEIVED");
-                if (null != line)
-                {
-                    if (!line.startsWith("PROGRESS "))
-                    {
-                        result = line;
-                        return false;
-                    }
-                    if (Long.parseLong(line.substring("PROGRESS ".length()).trim()) >= messages)
-                    {
-                        return true;
-                    }
-                }
-                else if (!process.isAlive())
-                {
-                    return false;
-                }
-            }
-            return false;
-        }
-
-        String await(final long timeoutMs, final String... prefixes) throws InterruptedException
-        {
-            return PeerProcesses.awaitLine(lines, seen, TimeUnit.MILLISECONDS.toNanos(timeoutMs), prefixes);
-        }
-
-        void say(final String line) throws IOException
-        {
-            final OutputStream in = process.getOutputStream();
-            in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
-            in.flush();
-        }
-
-        String tail()
-        {
-            return PeerProcesses.tail(seen, lines, 25);
-        }
     }
 }

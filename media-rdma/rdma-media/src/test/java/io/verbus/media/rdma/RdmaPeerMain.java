@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *   RdmaPeerMain publish   &lt;verbus-dir&gt; &lt;channel&gt; &lt;stream-id&gt; &lt;count&gt; [options]
  *       prints "PORT n", publishes, prints "PUBLISHED n" (or "FAILED why"), waits for "DONE" on stdin
  *   RdmaPeerMain subscribe &lt;verbus-dir&gt; &lt;channel&gt; &lt;stream-id&gt; &lt;count&gt; [options]
- *       prints "RECEIVED n OK first=s" or "FAILED why"
+ *       prints "RECEIVED n OK first=s" or "FAILED why"; a join=recent subscription first prints
+ *       "CATCH-UP bytes=b gap=g ms=t" (what it READ from the publisher's log, what was no longer held, how long)
  * </pre>
  * Messages are {@link MessageStream}'s: sequence-numbered and CRC32-checked, checked in order on arrival (rejoined
  * by a {@link FragmentAssembler}). Options:
@@ -367,6 +368,7 @@ public final class RdmaPeerMain
             return 1;
         }
         first = checker.expected - checker.received;
+        printCatchUp(verbus.countersReader());
         System.out.println("RECEIVED " + checker.received + " OK first=" + first + " in " +
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - firstArrivalNs) + " ms");
         return 0;
@@ -383,6 +385,34 @@ public final class RdmaPeerMain
             }
         });
         return count[0];
+    }
+
+    /**
+     * A {@code join=recent} subscription prints "CATCH-UP bytes=b gap=g ms=t" before its result: what it READ from
+     * the publisher's log, what it asked for that the log no longer held, and how long the READs and checks took.
+     */
+    private static void printCatchUp(final CountersReader counters)
+    {
+        final long[] values = { -1, 0, 0 };
+        counters.forEach((counterId, typeId, keyBuffer, label) ->
+        {
+            if (RdmaCounters.CATCH_UP_BYTES_TYPE_ID == typeId)
+            {
+                values[0] = counters.getCounterValue(counterId);
+            }
+            else if (RdmaCounters.CATCH_UP_GAP_TYPE_ID == typeId)
+            {
+                values[1] = counters.getCounterValue(counterId);
+            }
+            else if (RdmaCounters.CATCH_UP_TIME_TYPE_ID == typeId)
+            {
+                values[2] = counters.getCounterValue(counterId);
+            }
+        });
+        if (values[0] >= 0)
+        {
+            System.out.printf(Locale.ROOT, "CATCH-UP bytes=%d gap=%d ms=%.1f%n", values[0], values[1], values[2] / 1e6);
+        }
     }
 
     /** @return every rdma and publication counter as "label=value", for a failure report. */
