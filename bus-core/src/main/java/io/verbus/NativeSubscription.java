@@ -64,6 +64,18 @@ final class NativeSubscription implements Subscription
         return uri;
     }
 
+    public boolean canAwaitData()
+    {
+        final LogImage[] images = this.images;
+        return 1 == images.length && images[0].canAwaitData();
+    }
+
+    public boolean awaitData(final long timeoutNs)
+    {
+        final LogImage[] images = this.images;
+        return 1 == images.length && images[0].awaitData(timeoutNs);
+    }
+
     public int poll(final FragmentHandler fragmentHandler, final int fragmentLimit)
     {
         final FragmentHandler guardedHandler = handlerGuard.guard(fragmentHandler);

@@ -28,6 +28,31 @@ public interface Subscription extends AutoCloseable
      */
     int controlledPoll(ControlledFragmentHandler fragmentHandler, int fragmentLimit);
 
+    /**
+     * @return true when {@link #awaitData} can block until new data: the subscription has exactly one image and its
+     * media can wake a waiting thread ({@code rdma:...|idle=event}). False for every other channel, with no image yet,
+     * or with several images (one wait cannot cover several publishers).
+     */
+    default boolean canAwaitData()
+    {
+        return false;
+    }
+
+    /**
+     * Event-driven idle, for the thread that polls this subscription, after a poll that found nothing (never call it
+     * from another thread; {@code poll} itself never blocks). Arms the image's wake-up, looks once more so data that
+     * landed after the last poll is not missed, and blocks until the publisher's next commit or the timeout. Used by
+     * {@link EventIdleStrategy}: {@code while (running) idle.idle(sub.poll(handler, 10));}.
+     *
+     * @param timeoutNs longest wait (a media may cap it, rdma at 250 ms).
+     * @return true when woken or data was already there (poll again); false on timeout or when this subscription
+     * cannot wait ({@link #canAwaitData()} false: returns at once).
+     */
+    default boolean awaitData(final long timeoutNs)
+    {
+        return false;
+    }
+
     /** @return a snapshot of the current images. */
     List<Image> images();
 

@@ -34,12 +34,16 @@ public final class Contenders
             new VerbusContender(VerbusContender.Variant.IPC),
             new VerbusContender(VerbusContender.Variant.AERON_IPC),
             new VerbusContender(VerbusContender.Variant.RDMA_SHM_DIRECT),
+            new VerbusContender(VerbusContender.Variant.RDMA_SHM_IMM),
             new VerbusContender(VerbusContender.Variant.RDMA_SHM_AGENT),
             new VerbusContender(VerbusContender.Variant.RDMA_TCP),
             new VerbusContender(VerbusContender.Variant.RDMA_VERBS),
+            new VerbusContender(VerbusContender.Variant.RDMA_VERBS_IMM),
             new CrossProcessContender(CrossProcessContender.Kind.AERON_IPC, childCpu),
             new CrossProcessContender(CrossProcessContender.Kind.VERBUS_RDMA_SHM_DIRECT, childCpu),
             new CrossProcessContender(CrossProcessContender.Kind.VERBUS_RDMA_SHM_AGENT, childCpu),
-            new CrossProcessContender(CrossProcessContender.Kind.VERBUS_RDMA_VERBS_DIRECT, childCpu));
+            new CrossProcessContender(CrossProcessContender.Kind.VERBUS_RDMA_SHM_IMM_DIRECT, childCpu),
+            new CrossProcessContender(CrossProcessContender.Kind.VERBUS_RDMA_VERBS_DIRECT, childCpu),
+            new CrossProcessContender(CrossProcessContender.Kind.VERBUS_RDMA_VERBS_IMM_DIRECT, childCpu));
     }
 }

@@ -116,6 +116,7 @@ class HarnessRunTest
         for (final VerbusContender.Variant variant : List.of(
             VerbusContender.Variant.IPC,
             VerbusContender.Variant.RDMA_SHM_DIRECT,
+            VerbusContender.Variant.RDMA_SHM_IMM,
             VerbusContender.Variant.RDMA_SHM_AGENT))
         {
             final VerbusContender contender = new VerbusContender(variant);

@@ -69,6 +69,14 @@ public final class IdleStrategies
      */
     public static void checkName(final String name)
     {
+        if ("event".equals(name))
+        {
+            // The name a user of rdma:...|idle=event may try here: it waits on one subscription, not for an agent.
+            throw new IllegalArgumentException("idle strategy 'event' is not an agent idle strategy: it blocks the " +
+                "thread that polls one subscription until its publisher's next commit; use new " +
+                "io.verbus.EventIdleStrategy(subscription) in that loop (rdma:...|idle=event); agents take one of " +
+                NAMES);
+        }
         if (null == name || !NAMES.contains(name))
         {
             throw new IllegalArgumentException("unknown idle strategy '" + name + "': known ones are " + NAMES);

@@ -226,6 +226,26 @@ public final class LogImage implements Image
         isClosed = true;
     }
 
+    /**
+     * @return true when {@link #awaitData} can block until the remote writer moves this image's bound (a media bound
+     * that supports it, e.g. {@code rdma:...|idle=event}, on an open image).
+     */
+    public boolean canAwaitData()
+    {
+        return !isClosed && null != bound && bound.canAwait();
+    }
+
+    /**
+     * Event-driven idle for the polling thread, between polls: see {@link ImageBound#awaitAdvance}.
+     *
+     * @param timeoutNs longest wait.
+     * @return true when woken or data is already there; false on timeout, or when this image cannot wait.
+     */
+    public boolean awaitData(final long timeoutNs)
+    {
+        return !isClosed && null != bound && bound.awaitAdvance(subscriberPosition.get(), timeoutNs);
+    }
+
     public int poll(final FragmentHandler fragmentHandler, final int fragmentLimit)
     {
         if (isClosed)

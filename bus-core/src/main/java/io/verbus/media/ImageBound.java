@@ -46,4 +46,28 @@ public interface ImageBound
     {
         return Long.MAX_VALUE;
     }
+
+    /**
+     * @return true when {@link #awaitAdvance} can block the polling thread until the remote writer moves the bound
+     * (an event-driven subscription, e.g. {@code rdma:...|idle=event}); false for a bound that can only be polled.
+     */
+    default boolean canAwait()
+    {
+        return false;
+    }
+
+    /**
+     * Event-driven idle, called by the polling thread between polls when a poll found nothing: arm the media's
+     * wake-up, look once more (closing the window where data lands between the last poll and the arm), and block
+     * until the remote writer may have moved the bound or {@code timeoutNs} passed. Never called inside a poll.
+     *
+     * @param consumerPosition the image's current position.
+     * @param timeoutNs        longest wait.
+     * @return true when it was woken or found the bound already past {@code consumerPosition} (poll again), false
+     * when the wait timed out or this bound cannot wait ({@link #canAwait()} false).
+     */
+    default boolean awaitAdvance(final long consumerPosition, final long timeoutNs)
+    {
+        return false;
+    }
 }

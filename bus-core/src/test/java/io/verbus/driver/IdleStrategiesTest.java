@@ -33,4 +33,12 @@ class IdleStrategiesTest
         assertTrue(ex.getMessage().contains("unknown idle strategy 'spin'"));
         assertTrue(ex.getMessage().contains("[busy-spin, noop, yielding, backoff, sleeping]"), ex.getMessage());
     }
+
+    @Test
+    void shouldPointTheEventNameAtTheSubscriptionsOwnIdleStrategy()
+    {
+        final IllegalArgumentException ex =
+            assertThrows(IllegalArgumentException.class, () -> IdleStrategies.newIdleStrategy("event"));
+        assertTrue(ex.getMessage().contains("io.verbus.EventIdleStrategy(subscription)"), ex.getMessage());
+    }
 }

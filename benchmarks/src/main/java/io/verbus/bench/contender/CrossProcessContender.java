@@ -45,7 +45,11 @@ public final class CrossProcessContender implements Contender
         AERON_IPC("aeron-ipc-2p", "aeron-ipc"),
         VERBUS_RDMA_SHM_DIRECT("verbus-rdma-shm-direct-2p", "verbus-direct"),
         VERBUS_RDMA_SHM_AGENT("verbus-rdma-shm-agent-2p", "verbus-agent"),
-        VERBUS_RDMA_VERBS_DIRECT("verbus-rdma-verbs-direct-2p", "verbus-verbs-direct");
+        VERBUS_RDMA_VERBS_DIRECT("verbus-rdma-verbs-direct-2p", "verbus-verbs-direct"),
+        /** commit=imm beside {@link #VERBUS_RDMA_SHM_DIRECT} (commit=counter). */
+        VERBUS_RDMA_SHM_IMM_DIRECT("verbus-rdma-shm-imm-direct-2p", "verbus-imm-direct"),
+        /** commit=imm beside {@link #VERBUS_RDMA_VERBS_DIRECT} (commit=counter). */
+        VERBUS_RDMA_VERBS_IMM_DIRECT("verbus-rdma-verbs-imm-direct-2p", "verbus-verbs-imm-direct");
 
         private final String contenderName;
         private final String childMode;
@@ -59,7 +63,13 @@ public final class CrossProcessContender implements Contender
         /** @return the fabric provider of an rdma kind. */
         String fabricProvider()
         {
-            return VERBUS_RDMA_VERBS_DIRECT == this ? "verbs" : "shm";
+            return VERBUS_RDMA_VERBS_DIRECT == this || VERBUS_RDMA_VERBS_IMM_DIRECT == this ? "verbs" : "shm";
+        }
+
+        /** @return the rdma channel's {@code commit} key. */
+        String commit()
+        {
+            return VERBUS_RDMA_SHM_IMM_DIRECT == this || VERBUS_RDMA_VERBS_IMM_DIRECT == this ? "imm" : "counter";
         }
     }
 
@@ -105,6 +115,10 @@ public final class CrossProcessContender implements Contender
             case VERBUS_RDMA_SHM_AGENT -> "verbus rdma provider=shm, two processes, sender agent on the writer";
             case VERBUS_RDMA_VERBS_DIRECT -> "verbus rdma provider=verbs, two processes, direct mode, invoker, on " +
                 FabricLink.label("verbs");
+            case VERBUS_RDMA_SHM_IMM_DIRECT -> "verbus rdma provider=shm, two processes, direct mode, invoker, " +
+                "commit=imm";
+            case VERBUS_RDMA_VERBS_IMM_DIRECT -> "verbus rdma provider=verbs, two processes, direct mode, invoker, " +
+                "commit=imm, on " + FabricLink.label("verbs");
         };
     }
 
@@ -114,10 +128,10 @@ public final class CrossProcessContender implements Contender
         return Kind.AERON_IPC == kind ? null : FabricLink.unavailableReason(kind.fabricProvider());
     }
 
-    static String rdmaChannel(final String provider, final int port, final String secretFile)
+    static String rdmaChannel(final String provider, final int port, final String secretFile, final String commit)
     {
         return "rdma:endpoint=127.0.0.1:" + port + "|provider=" + provider + "|term-length=" + TERM_LENGTH +
-            "|secret-file=" + secretFile;
+            "|secret-file=" + secretFile + "|commit=" + commit;
     }
 
     @Override
@@ -211,7 +225,7 @@ public final class CrossProcessContender implements Contender
         Session(final Kind kind)
         {
             this.kind = kind;
-            this.exclusive = Kind.VERBUS_RDMA_SHM_DIRECT == kind || Kind.VERBUS_RDMA_VERBS_DIRECT == kind;
+            this.exclusive = Kind.VERBUS_RDMA_SHM_AGENT != kind;
         }
 
         void start(final String role, final int childCpu) throws IOException
@@ -251,11 +265,11 @@ public final class CrossProcessContender implements Contender
                     .idleStrategy("noop"));
                 resources.add(verbus);
                 final String provider = kind.fabricProvider();
-                final String pingChannel = rdmaChannel(provider, pingPort, secret.toString());
+                final String pingChannel = rdmaChannel(provider, pingPort, secret.toString(), kind.commit());
                 publication = exclusive ? verbus.addExclusivePublication(pingChannel, PING_STREAM_ID) :
                     verbus.addPublication(pingChannel, PING_STREAM_ID);
                 subscription = verbus.addSubscription(
-                    rdmaChannel(provider, pongPort, secret.toString()), PONG_STREAM_ID);
+                    rdmaChannel(provider, pongPort, secret.toString(), kind.commit()), PONG_STREAM_ID);
                 child = RemoteEnd.start(log, role, cpu, kind.childMode, Integer.toString(pingPort),
                     Integer.toString(pongPort), secret.toString());
             }

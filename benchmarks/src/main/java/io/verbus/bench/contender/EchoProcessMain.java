@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
  * message on the pong stream (latency) or counts them and offers the running count on the pong stream about once a
  * millisecond (throughput). One thread, pinned, spinning; it ends when its standard input closes.
  * <pre>
- * EchoProcessMain echo|count CPU verbus-direct|verbus-agent|verbus-verbs-direct PING_PORT PONG_PORT SECRET_FILE
+ * EchoProcessMain echo|count CPU MODE PING_PORT PONG_PORT SECRET_FILE
+ *     MODE: verbus-direct|verbus-agent|verbus-verbs-direct (commit=counter), verbus-imm-direct|verbus-verbs-imm-direct
  * EchoProcessMain echo|count CPU aeron-ipc AERON_DIR
  * </pre>
  */
@@ -150,16 +151,25 @@ public final class EchoProcessMain
         return switch (args[2])
         {
             case "verbus-direct", "verbus-agent" -> verbus("shm", "verbus-direct".equals(args[2]),
-                Integer.parseInt(args[3]), Integer.parseInt(args[4]), args[5]);
+                Integer.parseInt(args[3]), Integer.parseInt(args[4]), args[5], "counter");
             case "verbus-verbs-direct" -> verbus("verbs", true, Integer.parseInt(args[3]), Integer.parseInt(args[4]),
-                args[5]);
+                args[5], "counter");
+            case "verbus-imm-direct" -> verbus("shm", true, Integer.parseInt(args[3]), Integer.parseInt(args[4]),
+                args[5], "imm");
+            case "verbus-verbs-imm-direct" -> verbus("verbs", true, Integer.parseInt(args[3]),
+                Integer.parseInt(args[4]), args[5], "imm");
             case "aeron-ipc" -> aeron(args[3]);
             default -> throw new IllegalArgumentException("unknown mode " + args[2]);
         };
     }
 
     private static Streams verbus(
-        final String provider, final boolean exclusive, final int pingPort, final int pongPort, final String secret)
+        final String provider,
+        final boolean exclusive,
+        final int pingPort,
+        final int pongPort,
+        final String secret,
+        final String commit)
         throws IOException
     {
         final TempDirectory dir = TempDirectory.create("verbus-bench-child-");
@@ -168,8 +178,9 @@ public final class EchoProcessMain
             .threadingMode(ThreadingMode.INVOKER)
             .idleStrategy("noop"));
         final Subscription subscription = verbus.addSubscription(
-            CrossProcessContender.rdmaChannel(provider, pingPort, secret), CrossProcessContender.PING_STREAM_ID);
-        final String pongChannel = CrossProcessContender.rdmaChannel(provider, pongPort, secret);
+            CrossProcessContender.rdmaChannel(provider, pingPort, secret, commit),
+            CrossProcessContender.PING_STREAM_ID);
+        final String pongChannel = CrossProcessContender.rdmaChannel(provider, pongPort, secret, commit);
         final Publication publication = exclusive ?
             verbus.addExclusivePublication(pongChannel, CrossProcessContender.PONG_STREAM_ID) :
             verbus.addPublication(pongChannel, CrossProcessContender.PONG_STREAM_ID);

@@ -43,22 +43,28 @@ public final class VerbusContender implements Contender
     /** What is measured. */
     public enum Variant
     {
-        IPC("verbus-ipc", null, true),
-        AERON_IPC("verbus-aeron-ipc", null, true),
-        RDMA_SHM_DIRECT("verbus-rdma-shm-direct", "shm", true),
-        RDMA_SHM_AGENT("verbus-rdma-shm-agent", "shm", false),
-        RDMA_TCP("verbus-rdma-tcp", "tcp", true),
-        RDMA_VERBS("verbus-rdma-verbs", "verbs", true);
+        IPC("verbus-ipc", null, true, null),
+        AERON_IPC("verbus-aeron-ipc", null, true, null),
+        RDMA_SHM_DIRECT("verbus-rdma-shm-direct", "shm", true, "counter"),
+        /** The {@code commit=imm} half of the pair whose counter half is {@link #RDMA_SHM_DIRECT}. */
+        RDMA_SHM_IMM("verbus-rdma-shm-imm", "shm", true, "imm"),
+        RDMA_SHM_AGENT("verbus-rdma-shm-agent", "shm", false, "counter"),
+        RDMA_TCP("verbus-rdma-tcp", "tcp", true, "counter"),
+        RDMA_VERBS("verbus-rdma-verbs", "verbs", true, "counter"),
+        /** The {@code commit=imm} half of the pair whose counter half is {@link #RDMA_VERBS}. */
+        RDMA_VERBS_IMM("verbus-rdma-verbs-imm", "verbs", true, "imm");
 
         private final String contenderName;
         private final String fabricProvider;
         private final boolean exclusive;
+        private final String commit;
 
-        Variant(final String contenderName, final String fabricProvider, final boolean exclusive)
+        Variant(final String contenderName, final String fabricProvider, final boolean exclusive, final String commit)
         {
             this.contenderName = contenderName;
             this.fabricProvider = fabricProvider;
             this.exclusive = exclusive;
+            this.commit = commit;
         }
 
         boolean isRdma()
@@ -107,10 +113,14 @@ public final class VerbusContender implements Contender
         {
             case IPC -> "verbus native ipc log, invoker on pinger";
             case AERON_IPC -> "verbus aeron:ipc (embedded Aeron driver), invoker on pinger";
-            case RDMA_SHM_DIRECT -> "verbus rdma provider=shm, direct mode, a Verbus per end";
+            case RDMA_SHM_DIRECT -> "verbus rdma provider=shm, direct mode, a Verbus per end (commit=counter)";
+            case RDMA_SHM_IMM -> "verbus rdma provider=shm, direct mode, a Verbus per end, commit=imm";
             case RDMA_SHM_AGENT -> "verbus rdma provider=shm, sender agent run by the publishing thread";
             case RDMA_TCP -> "verbus rdma provider=tcp (the polling threads are the NIC), direct mode";
-            case RDMA_VERBS -> "verbus rdma provider=verbs, direct mode, on " + FabricLink.label("verbs");
+            case RDMA_VERBS -> "verbus rdma provider=verbs, direct mode (commit=counter), on " +
+                FabricLink.label("verbs");
+            case RDMA_VERBS_IMM -> "verbus rdma provider=verbs, direct mode, commit=imm, on " +
+                FabricLink.label("verbs");
         };
     }
 
@@ -312,7 +322,7 @@ public final class VerbusContender implements Contender
                         ports[index] = freePort();
                     }
                     yield "rdma:endpoint=127.0.0.1:" + ports[index] + "|provider=" + variant.fabricProvider +
-                        "|term-length=" + TERM_LENGTH;
+                        "|term-length=" + TERM_LENGTH + "|commit=" + variant.commit;
                 }
             };
         }

@@ -21,6 +21,12 @@ interface ConnectionBound extends ImageBound
         return 0;
     }
 
+    /** @return times the polling thread blocked in {@code awaitAdvance} and was woken by a completion (idle=event). */
+    default long wakeUps()
+    {
+        return 0;
+    }
+
     /** @return why the image closed itself (corrupt frame or invalid position), or null (any thread). */
     String corruptReason();
 }

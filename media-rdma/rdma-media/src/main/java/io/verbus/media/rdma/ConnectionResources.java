@@ -1,5 +1,6 @@
 package io.verbus.media.rdma;
 
+import io.verbus.fabric.CompletionChannel;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.QueuePair;
@@ -82,11 +83,16 @@ final class ConnectionResources
             attributes.maxCompletionQueueEntries() - SPARE_COMPLETION_QUEUE_ENTRIES) - 1);
     }
 
-    /** A completion queue for {@code entries} receive completions (commit=imm). */
-    static CompletionQueue createReceiveCompletionQueue(final FabricEndpoint endpoint, final int entries)
+    /**
+     * A completion queue for {@code entries} receive completions (commit=imm), its events going to {@code channel}
+     * (idle=event) or nowhere (null).
+     */
+    static CompletionQueue createReceiveCompletionQueue(
+        final FabricEndpoint endpoint, final int entries, final CompletionChannel channel)
     {
         final int maxEntries = endpoint.device().attributes().maxCompletionQueueEntries();
-        return endpoint.device().createCompletionQueue(Math.min(maxEntries, entries + SPARE_COMPLETION_QUEUE_ENTRIES));
+        return endpoint.device().createCompletionQueue(
+            Math.min(maxEntries, entries + SPARE_COMPLETION_QUEUE_ENTRIES), channel);
     }
 
     /** Closes the queue pair, then its completion queue, then deregisters the regions; a null was never created. */

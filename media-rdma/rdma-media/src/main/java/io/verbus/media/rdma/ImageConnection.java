@@ -1,5 +1,6 @@
 package io.verbus.media.rdma;
 
+import io.verbus.fabric.CompletionChannel;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.QueuePair;
@@ -39,6 +40,8 @@ final class ImageConnection extends RcLink
     final ConnectionBound bound;
     /** commit=imm: the receive CQ the image's polling thread reaps (its QP's RECVs); null in counter mode. */
     final CompletionQueue receiveCq;
+    /** idle=event: the channel the receive CQ was created on, where the polling thread blocks; else null. */
+    final CompletionChannel eventChannel;
     /** The commit mode both ends agreed on, and why. */
     final CommitMode.Choice commit;
     final String sourceIdentity;
@@ -67,6 +70,11 @@ final class ImageConnection extends RcLink
     /** commit=imm: the self-test (the first immediate) must pass by then, before the image is announced. */
     long selfTestDeadlineNs;
 
+    /** The publisher's status slot for this subscriber, from its ACCEPT: where the status WRITEs go. */
+    record StatusSlot(long address, int rkey)
+    {
+    }
+
     ImageConnection(
         final long imageId,
         final String name,
@@ -82,9 +90,9 @@ final class ImageConnection extends RcLink
         final MemoryRegion positionRegion,
         final MemoryRegion sourceRegion,
         final QueuePair qp,
+        final CompletionChannel eventChannel,
         final CommitMode.Choice commit,
-        final long statusAddress,
-        final int statusRkey,
+        final StatusSlot statusSlot,
         final String sourceIdentity,
         final RdmaCounters.Connection counters,
         final SocketMessageTransport transport)
@@ -104,18 +112,19 @@ final class ImageConnection extends RcLink
         this.positionBlockIndex = positionBlockIndex;
         this.positionRegion = positionRegion;
         this.positionBlock = new UnsafeBuffer(positionRegion.address(), (int)positionRegion.length());
-        this.statusAddress = statusAddress;
-        this.statusRkey = statusRkey;
+        this.statusAddress = statusSlot.address();
+        this.statusRkey = statusSlot.rkey();
         final long base = ring.address();
         for (int i = 0; i < 3; i++)
         {
             termBuffers[i] = new UnsafeBuffer(base + (long)i * termLength, termLength);
         }
         this.receiveCq = CommitMode.IMM == commit.mode() ? qp.receiveCompletionQueue() : null;
+        this.eventChannel = eventChannel;
         this.commit = commit;
         final PositionBlockBound blockBound = new PositionBlockBound(positionBlock, termLength, joinPosition);
-        bound = null == receiveCq ? blockBound : new ImmediateBound(receiveCq, qp, positionRegion.address(),
-            positionRegion.lkey(), blockBound, termLength, joinPosition);
+        bound = null == receiveCq ? blockBound : new ImmediateBound(receiveCq, eventChannel, qp,
+            positionRegion.address(), positionRegion.lkey(), blockBound, termLength, joinPosition);
         this.sourceIdentity = sourceIdentity;
     }
 }

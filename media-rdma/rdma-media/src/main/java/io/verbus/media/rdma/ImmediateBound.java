@@ -1,6 +1,7 @@
 package io.verbus.media.rdma;
 
 import io.verbus.common.VarHandles;
+import io.verbus.fabric.CompletionChannel;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.QueuePair;
@@ -23,12 +24,25 @@ import java.lang.invoke.VarHandle;
  * Before the image is announced the receiver agent drives the same method for the connection's self-test (the first
  * immediate, at the join position); once announced only the polling thread does. A failed receive completion (a
  * flush after a QP error) is not reposted: the agent drops the connection on the QP's state.
+ * <p>
+ * With {@code idle=event} the receive CQ was created on its own {@link CompletionChannel}, and the polling thread may
+ * block between polls in {@link #awaitAdvance}: arm, reap once more (an immediate that completed after the last poll
+ * but before the arm has queued no event, so it must be seen here), and only with nothing new wait for the event.
+ * An immediate that completes after the arm queues an event, so the wait returns at once: no wake-up is lost.
  */
 final class ImmediateBound extends AcceptedBound
 {
     private static final VarHandle IMMEDIATES = VarHandles.field(MethodHandles.lookup(), "immediates", long.class);
+    private static final VarHandle WAKE_UPS = VarHandles.field(MethodHandles.lookup(), "wakeUps", long.class);
+
+    /**
+     * Longest single wait in {@link #awaitAdvance}, whatever the caller asks: well below the linger (at least 1 s) that
+     * keeps a dropped connection's CQ and channel alive after its image is gone, so a wait never outlives them.
+     */
+    static final long MAX_WAIT_NS = 250_000_000L;
 
     private final CompletionQueue receiveCq;
+    private final CompletionChannel eventChannel;
     private final QueuePair qp;
     private final long receiveAddress;
     private final int receiveLkey;
@@ -36,10 +50,12 @@ final class ImmediateBound extends AcceptedBound
     private final WorkCompletion[] completions = WorkCompletion.newArray(16);
 
     @SuppressWarnings("unused") private long immediates;
+    @SuppressWarnings("unused") private long wakeUps;
     private long receivesPosted;
 
     /**
      * @param receiveCq      the QP's receive CQ, reaped only here.
+     * @param eventChannel   the channel {@code receiveCq} was created on (idle=event), or null.
      * @param qp             the QP whose receive queue this keeps posted.
      * @param receiveAddress a LOCAL_WRITE address RECVs name (a WRITE_WITH_IMM scatters nothing into it).
      * @param receiveLkey    its region's lkey.
@@ -49,6 +65,7 @@ final class ImmediateBound extends AcceptedBound
      */
     ImmediateBound(
         final CompletionQueue receiveCq,
+        final CompletionChannel eventChannel,
         final QueuePair qp,
         final long receiveAddress,
         final int receiveLkey,
@@ -58,6 +75,7 @@ final class ImmediateBound extends AcceptedBound
     {
         super(termLength, joinPosition);
         this.receiveCq = receiveCq;
+        this.eventChannel = eventChannel;
         this.qp = qp;
         this.receiveAddress = receiveAddress;
         this.receiveLkey = receiveLkey;
@@ -84,6 +102,10 @@ final class ImmediateBound extends AcceptedBound
 
     public long acquire(final long consumerPosition)
     {
+        if (null != invalidReason())
+        {
+            return INVALID; // sticky: the completion that failed is gone, and the image must still see it
+        }
         final long current = current();
         final int count = receiveCq.poll(completions, completions.length);
         if (0 == count)
@@ -116,6 +138,46 @@ final class ImmediateBound extends AcceptedBound
             accept(accepted);
         }
         return accepted;
+    }
+
+    public boolean canAwait()
+    {
+        return null != eventChannel;
+    }
+
+    public boolean awaitAdvance(final long consumerPosition, final long timeoutNs)
+    {
+        if (null == eventChannel)
+        {
+            return false;
+        }
+        // Any completion fires the arm: this CQ holds only the immediates' receives (and their error flushes).
+        eventChannel.requestNotify(receiveCq, false);
+        if (acquire(consumerPosition) != consumerPosition)
+        {
+            return true; // landed before the arm (or a bound past the consumer, or INVALID): the next poll sees it
+        }
+        final CompletionQueue fired;
+        try
+        {
+            fired = eventChannel.awaitEvent(Math.min(timeoutNs, MAX_WAIT_NS));
+        }
+        catch (final IllegalStateException ex)
+        {
+            return false; // the subscription closed and took the channel with it: the image is gone too
+        }
+        if (null == fired)
+        {
+            return false;
+        }
+        eventChannel.ackEvents(fired, 1);
+        WAKE_UPS.setOpaque(this, (long)WAKE_UPS.getOpaque(this) + 1);
+        return true;
+    }
+
+    public long wakeUps()
+    {
+        return (long)WAKE_UPS.getOpaque(this);
     }
 
     public long endOfStreamPosition()

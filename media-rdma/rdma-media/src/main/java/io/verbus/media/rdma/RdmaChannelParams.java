@@ -62,12 +62,19 @@ public final class RdmaChannelParams
     public static final String JOIN_KEY = "join";
     /** With {@code join=recent}: the stream position (a frame boundary, a multiple of 32) to catch up from. */
     public static final String JOIN_POSITION_KEY = "join-position";
+    /**
+     * On a subscription, {@code idle=event}: its images can block the polling thread until the next immediate
+     * completion ({@code Subscription.awaitData}, used by {@code io.verbus.EventIdleStrategy}); needs
+     * {@code commit=imm} (implied when {@code commit} is absent). {@code idle=poll} (the default): no completion
+     * channel.
+     */
+    public static final String IDLE_KEY = "idle";
 
     /** Every key an {@code rdma:} channel accepts; the media factory hands this set to the URI validator. */
     public static final Set<String> SUPPORTED_KEYS = Set.of(
         ENDPOINT_KEY, PROVIDER_KEY, TERM_LENGTH_KEY, MTU_KEY, WINDOW_KEY, FLOW_CONTROL_KEY, GROUP_TAG_KEY,
         INLINE_KEY, SIGNAL_EVERY_KEY, QUEUE_DEPTH_KEY, HEARTBEAT_KEY, TIMEOUT_KEY, SECRET_FILE_KEY, SECRET_KEY,
-        SESSION_ID_KEY, COMMIT_KEY, JOIN_KEY, JOIN_POSITION_KEY);
+        SESSION_ID_KEY, COMMIT_KEY, JOIN_KEY, JOIN_POSITION_KEY, IDLE_KEY);
 
     /** The keys only this media reads: {@link #SUPPORTED_KEYS} less bus-core's {@link ChannelUri#COMMON_KEYS}. */
     public static final Set<String> MEDIA_KEYS = mediaKeys();
@@ -128,6 +135,7 @@ public final class RdmaChannelParams
     private final CommitMode commitMode;
     private final boolean joinRecent;
     private final long joinPosition;
+    private final boolean idleEvent;
 
     private RdmaChannelParams(final ChannelUri uri)
     {
@@ -200,7 +208,9 @@ public final class RdmaChannelParams
                 secret + "'");
         }
         secretRequired = null != secret && "required".equals(secret.trim());
-        commitMode = parseEnum(COMMIT_KEY, uri.get(COMMIT_KEY), CommitMode.COUNTER, CommitMode.values());
+        idleEvent = parseIdleEvent(uri.get(IDLE_KEY));
+        commitMode = idleEvent ? commitForIdleEvent(uri.get(COMMIT_KEY)) :
+            parseEnum(COMMIT_KEY, uri.get(COMMIT_KEY), CommitMode.COUNTER, CommitMode.values());
 
         final String join = uri.get(JOIN_KEY);
         if (null != join && !"recent".equals(join.trim()) && !"live".equals(join.trim()))
@@ -359,6 +369,12 @@ public final class RdmaChannelParams
         return commitMode;
     }
 
+    /** @return true for {@code idle=event}: the subscription's images can block until the next immediate. */
+    public boolean isIdleEvent()
+    {
+        return idleEvent;
+    }
+
     /** @return true when the channel names a {@code session-id}. */
     public boolean isSessionIdSet()
     {
@@ -471,6 +487,37 @@ public final class RdmaChannelParams
         return number;
     }
 
+    private static boolean parseIdleEvent(final String value)
+    {
+        if (null == value || "poll".equals(value.trim()))
+        {
+            return false;
+        }
+        if ("event".equals(value.trim()))
+        {
+            return true;
+        }
+        throw new IllegalArgumentException("rdma channel: 'idle' must be one of poll|event, got '" + value + "'");
+    }
+
+    /**
+     * idle=event waits for the receive completion of a WRITE_WITH_IMM: only commit=imm has one. Counter mode's
+     * position is a plain WRITE that completes nowhere on the subscriber, and auto may settle on counter.
+     */
+    private static CommitMode commitForIdleEvent(final String value)
+    {
+        final CommitMode mode = parseEnum(COMMIT_KEY, value, CommitMode.IMM, CommitMode.values());
+        if (CommitMode.IMM != mode)
+        {
+            throw new IllegalArgumentException("rdma channel: 'idle=event' needs commit=imm (the wake-up is the " +
+                "receive completion of the publisher's WRITE_WITH_IMM; commit=" + mode.keyValue() + " has " +
+                (CommitMode.COUNTER == mode ? "no completion on the subscriber to wait for" :
+                "no promise of imm on every device") + "), got commit=" + value.trim() +
+                "; leave commit out or set commit=imm");
+        }
+        return mode;
+    }
+
     private static <E extends Enum<E>> E parseEnum(
         final String key, final String value, final E defaultValue, final E[] values)
     {
@@ -507,6 +554,6 @@ public final class RdmaChannelParams
             ", termLength=" + termLength + ", window=" + windowLength + ", fc=" + flowControl +
             (groupTagSet ? ", gtag=" + groupTag : "") + ", inline=" + inlineLength + ", signalEvery=" + signalEvery +
             ", queueDepth=" + queueDepth + ", heartbeatNs=" + heartbeatIntervalNs + ", timeoutNs=" + timeoutNs +
-            ", commit=" + commitMode.keyValue() + "}";
+            ", commit=" + commitMode.keyValue() + (idleEvent ? ", idle=event" : "") + "}";
     }
 }

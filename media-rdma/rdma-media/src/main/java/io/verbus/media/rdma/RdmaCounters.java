@@ -43,8 +43,13 @@ public final class RdmaCounters
     public static final int CATCH_UP_TIME_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 15;
     /** A {@code join=recent} subscription: bytes asked for that the publisher's log no longer held (gaps). */
     public static final int CATCH_UP_GAP_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 16;
+    /**
+     * An {@code idle=event} subscription's connection: times its polling thread blocked on the completion channel and
+     * was woken by an immediate's completion (a wait that timed out does not count).
+     */
+    public static final int WAKE_UPS_TYPE_ID = CounterTypes.MEDIA_RDMA_TYPE_ID_BASE + 17;
     /** The last type id the media allocates. */
-    public static final int LAST_TYPE_ID = CATCH_UP_GAP_TYPE_ID;
+    public static final int LAST_TYPE_ID = WAKE_UPS_TYPE_ID;
 
     private RdmaCounters()
     {
@@ -193,9 +198,21 @@ public final class RdmaCounters
         public final AtomicCounter commitMode;
         public final AtomicCounter immediates;
         public final AtomicCounter creditStalls;
+        /** idle=event subscriber connections only, else null. */
+        public final AtomicCounter wakeUps;
         private final CountersManager manager;
 
         public Connection(final CountersManager manager, final String name)
+        {
+            this(manager, name, false);
+        }
+
+        /**
+         * @param manager    where counters live (null: none).
+         * @param name       the connection's name, in every label.
+         * @param eventIdle  true for an {@code idle=event} subscriber connection: it also counts wake-ups.
+         */
+        public Connection(final CountersManager manager, final String name, final boolean eventIdle)
         {
             this.manager = manager;
             bytesPosted = allocate(manager, BYTES_POSTED_TYPE_ID, "rdma bytes posted: " + name);
@@ -209,6 +226,7 @@ public final class RdmaCounters
             immediates = allocate(manager, IMMEDIATES_TYPE_ID, "rdma immediate completions: " + name);
             creditStalls = allocate(manager, RECEIVE_CREDIT_STALLS_TYPE_ID,
                 "rdma receive credit stalls (instead of RNR): " + name);
+            wakeUps = eventIdle ? allocate(manager, WAKE_UPS_TYPE_ID, "rdma wake-ups (idle=event): " + name) : null;
         }
 
         public void close()
@@ -223,6 +241,7 @@ public final class RdmaCounters
             free(manager, commitMode);
             free(manager, immediates);
             free(manager, creditStalls);
+            free(manager, wakeUps);
         }
     }
 }

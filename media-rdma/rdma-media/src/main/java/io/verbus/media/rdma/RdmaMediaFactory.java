@@ -38,6 +38,11 @@ public final class RdmaMediaFactory implements MediaFactory
     public MediaSender newSender(final MediaContext context, final ChannelUri uri, final PublicationLog log)
     {
         final RdmaChannelParams params = RdmaChannelParams.from(uri);
+        if (params.isIdleEvent())
+        {
+            throw new IllegalArgumentException("rdma channel: 'idle=event' is a subscription key (it lets a " +
+                "subscription's polling thread block until new data); a publication does not take it");
+        }
         return new RdmaSender(
             new RdmaChannelContext(context, params, fabricContext(), RdmaSecret.resolve(params)), log);
     }

@@ -288,6 +288,7 @@ public final class RdmaReceiver implements MediaReceiver
             }
             connection.checkHealth(completions, nowNs, params.timeoutNs(), "heartbeat from the publisher");
             RdmaCounters.set(connection.counters.immediates, connection.bound.immediates());
+            RdmaCounters.set(connection.counters.wakeUps, connection.bound.wakeUps());
             connection.publishCounters(connection.announced ?
                 Math.max(connection.bound.bound(), connection.lastPublishedPosition) -
                 connection.subscriberPosition.getVolatile() : 0);

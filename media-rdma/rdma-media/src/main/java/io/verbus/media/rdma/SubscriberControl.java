@@ -1,6 +1,7 @@
 package io.verbus.media.rdma;
 
 import io.verbus.fabric.AccessFlags;
+import io.verbus.fabric.CompletionChannel;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.QueuePair;
@@ -206,9 +207,11 @@ final class SubscriberControl implements AutoCloseable
                     publication.streamId(), publication.initialTermId(), publication.termLength(),
                     accepted.joinPosition(), prepared.endpoint, prepared.ring, prepared.ringRegion,
                     prepared.positionIndex, prepared.positionRegion, prepared.sourceRegion, prepared.qp,
-                    prepared.commit, accepted.statusAddress(), accepted.statusRkey(),
+                    prepared.eventChannel, prepared.commit,
+                    new ImageConnection.StatusSlot(accepted.statusAddress(), accepted.statusRkey()),
                     "rdma:" + params.endpointHost() + ":" + params.endpointPort(),
-                    new RdmaCounters.Connection(context.countersManager(), connectionName), transport);
+                    new RdmaCounters.Connection(context.countersManager(), connectionName,
+                        null != prepared.eventChannel), transport);
                 image.mtuLength = publication.mtuLength();
                 try
                 {
@@ -233,8 +236,8 @@ final class SubscriberControl implements AutoCloseable
             {
                 final Prepared prepared = (Prepared)offer.attachment();
                 freeParts(prepared.endpoint, prepared.ring, prepared.ringRegion, prepared.positionIndex,
-                    prepared.positionRegion, prepared.sourceRegion, prepared.cq, prepared.receiveCq, prepared.qp, null,
-                    false);
+                    prepared.positionRegion, prepared.sourceRegion, prepared.cq, prepared.receiveCq,
+                    prepared.eventChannel, prepared.qp, null, false);
             }
         });
         final ImageConnection connection = result[0];
@@ -321,7 +324,7 @@ final class SubscriberControl implements AutoCloseable
 
     private record Prepared(FabricEndpoint endpoint, MemorySegment ring, MemoryRegion ringRegion, int positionIndex,
         MemoryRegion positionRegion, MemoryRegion sourceRegion, CompletionQueue cq, CompletionQueue receiveCq,
-        QueuePair qp, CommitMode.Choice commit, int credits)
+        CompletionChannel eventChannel, QueuePair qp, CommitMode.Choice commit, int credits)
     {
     }
 
@@ -354,6 +357,7 @@ final class SubscriberControl implements AutoCloseable
         MemoryRegion sourceRegion = null;
         CompletionQueue cq = null;
         CompletionQueue receiveCq = null;
+        CompletionChannel eventChannel = null;
         QueuePair qp = null;
         try
         {
@@ -370,7 +374,9 @@ final class SubscriberControl implements AutoCloseable
             if (immediate)
             {
                 // The immediates complete on their own CQ, which only the image's polling thread reaps.
-                receiveCq = ConnectionResources.createReceiveCompletionQueue(endpoint, credits + 1);
+                // idle=event: a channel of its own, on which only this connection's image ever blocks.
+                eventChannel = params.isIdleEvent() ? endpoint.device().createCompletionChannel() : null;
+                receiveCq = ConnectionResources.createReceiveCompletionQueue(endpoint, credits + 1, eventChannel);
                 qp = resources.createQueuePair(endpoint, cq, receiveCq, credits + 1, params, SlotLayout.WRITE_LENGTH);
             }
             else
@@ -378,7 +384,7 @@ final class SubscriberControl implements AutoCloseable
                 qp = resources.createQueuePair(endpoint, cq, params, SlotLayout.WRITE_LENGTH);
             }
             final Prepared prepared = new Prepared(endpoint, ring, ringRegion, positionIndex, positionRegion,
-                sourceRegion, cq, receiveCq, qp, commit, credits);
+                sourceRegion, cq, receiveCq, eventChannel, qp, commit, credits);
             return new SubscriberHandshake.LocalOffer(ringRegion.address(), ringLength, ringRegion.rkey(),
                 positionRegion.address(), positionRegion.rkey(),
                 FabricEndpoint.toQpInfo(qp.localConnectionInfo(), qp.maxInlineData()), prepared, commit.mode().code(),
@@ -386,14 +392,14 @@ final class SubscriberControl implements AutoCloseable
         }
         catch (final HandshakeException ex)
         {
-            freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, receiveCq, qp, null,
-                false);
+            freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, receiveCq,
+                eventChannel, qp, null, false);
             throw ex;
         }
         catch (final RuntimeException | InternalError ex)
         {
-            freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, receiveCq, qp, null,
-                false);
+            freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, receiveCq,
+                eventChannel, qp, null, false);
             throw new HandshakeException(HandshakeException.Reason.RESOURCES,
                 "cannot register the ring: " + ex.getMessage(), ex);
         }
@@ -476,6 +482,14 @@ final class SubscriberControl implements AutoCloseable
         }
     }
 
+    private static void closeChannel(final CompletionChannel eventChannel)
+    {
+        if (null != eventChannel)
+        {
+            eventChannel.close();
+        }
+    }
+
     /** Called by the receiver once it no longer touches the connection. */
     private void awaitRetiredThenFree(final ImageConnection connection)
     {
@@ -487,8 +501,8 @@ final class SubscriberControl implements AutoCloseable
         LOGGER.log(System.Logger.Level.INFO, "rdma subscription " + connection.name + ": disconnected: " +
             connection.closeReason);
         freeParts(connection.endpoint, connection.ring, connection.ringRegion, connection.positionBlockIndex,
-            connection.positionRegion, connection.sourceRegion, connection.cq, connection.receiveCq, connection.qp,
-            connection.counters, true);
+            connection.positionRegion, connection.sourceRegion, connection.cq, connection.receiveCq,
+            connection.eventChannel, connection.qp, connection.counters, true);
     }
 
     private void freeParts(
@@ -500,6 +514,7 @@ final class SubscriberControl implements AutoCloseable
         final MemoryRegion sourceRegion,
         final CompletionQueue cq,
         final CompletionQueue receiveCq,
+        final CompletionChannel eventChannel,
         final QueuePair qp,
         final RdmaCounters.Connection counters,
         final boolean linger)
@@ -508,12 +523,14 @@ final class SubscriberControl implements AutoCloseable
         if (null != receiveCq && linger)
         {
             // commit=imm: a poll still in progress may reap the receive CQ and post a RECV, so the QP and its CQs
-            // linger with the ring; the regions go now (the publisher's rkeys die at once).
+            // linger with the ring (and with idle=event the channel, on which a poller may still wait: its waits are
+            // bounded well below the linger); the regions go now (the publisher's rkeys die at once).
             resources.free(null, null, ringRegion, positionRegion, sourceRegion);
             deferredFree = () ->
             {
                 resources.free(qp, cq);
                 receiveCq.close();
+                closeChannel(eventChannel);
             };
         }
         else
@@ -523,6 +540,7 @@ final class SubscriberControl implements AutoCloseable
             {
                 receiveCq.close();
             }
+            closeChannel(eventChannel);
         }
         if (positionIndex >= 0)
         {

@@ -168,6 +168,85 @@ class RdmaHotPathAllocationTest
         }
     }
 
+    /**
+     * idle=event: the steady state of publish, poll and awaitData (arm, the look after the arm, a stale event taken
+     * and acknowledged, and waits that time out) allocates nothing. One thread (invoker mode) drives everything, so
+     * a woken wait here is a stale event left by the look after the arm, which takes the same path as a real one.
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void shouldAllocateNothingOnTheEventIdlePathAfterWarmUp()
+    {
+        final com.sun.management.ThreadMXBean threads =
+            (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+        final String previousSecret =
+            System.setProperty(RdmaSecret.SECRET_PROP_NAME, "allocation-test-secret-0123456789");
+        final String previousShmDir = System.setProperty(FabricContext.SHM_DIR_PROP_NAME, fabricDir.toString());
+        try (Verbus verbus = Verbus.launch(new Verbus.Context().dir(dir.resolve("verbus").toString())
+            .threadingMode(ThreadingMode.INVOKER).idleStrategy("sleeping")))
+        {
+            final ExclusivePublication publication = verbus.addExclusivePublication(
+                "rdma:endpoint=127.0.0.1:0|provider=shm|term-length=1m|commit=imm", 5002);
+            final Subscription subscription = verbus.addSubscription("rdma:endpoint=127.0.0.1:" +
+                RdmaVerbusTest.controlPort(verbus.countersReader()) + "|provider=shm|idle=event", 5002);
+            final long connectDeadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!publication.isConnected() || 0 == subscription.imageCount())
+            {
+                assertTrue(System.nanoTime() < connectDeadlineNs, "connected");
+                verbus.invoke();
+                RdmaRig.sleepMicros(100);
+            }
+            assertTrue(subscription.canAwaitData());
+            final MessageStream.Checker checker = new MessageStream.Checker(0);
+            final UnsafeBuffer view = new UnsafeBuffer(0, 0);
+            final FragmentHandler handler = (buffer, offset, length, header) ->
+            {
+                view.wrap(buffer, offset, length);
+                checker.onMessage(view, 0, length);
+            };
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+            final long[] sequence = { 0 };
+            final long[] cycles = { 0 };
+            final long[] woken = { 0 };
+            final Runnable cycle = () ->
+            {
+                if (0 != (++cycles[0] & 3))
+                {
+                    final int length = MessageStream.encode(message, sequence[0]);
+                    if (publication.offer(message, 0, length) > 0)
+                    {
+                        sequence[0]++;
+                    }
+                }
+                verbus.invoke();
+                if (0 == subscription.poll(handler, 64))
+                {
+                    woken[0] += subscription.awaitData(20_000) ? 1 : 0;
+                    subscription.poll(handler, 64);
+                }
+            };
+
+            for (int i = 0; i < 20_000; i++)
+            {
+                cycle.run();
+            }
+            final long receivedBefore = checker.received;
+            final long wokenBefore = woken[0];
+            final long[] rounds = allocatedPerRound(threads, cycle, 5, 2_000);
+            assertNull(checker.failure);
+            assertTrue(checker.received - receivedBefore > 5_000, "messages flowed: " + checker.received);
+            assertTrue(woken[0] - wokenBefore > 0, "waits returned true: " + woken[0]);
+            assertEquals(0, Arrays.stream(rounds).min().orElseThrow(),
+                "bytes allocated by offer, invoke, poll and awaitData per round of 2,000 cycles: " +
+                Arrays.toString(rounds));
+        }
+        finally
+        {
+            restore(RdmaSecret.SECRET_PROP_NAME, previousSecret);
+            restore(FabricContext.SHM_DIR_PROP_NAME, previousShmDir);
+        }
+    }
+
     private static void restore(final String name, final String value)
     {
         if (null == value)
