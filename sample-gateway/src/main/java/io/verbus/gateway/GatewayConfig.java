@@ -63,8 +63,12 @@ public final class GatewayConfig
     /** See {@link #MARKET_DATA_PORT_DEFAULT}. */
     public static final int REPORT_PORT_DEFAULT = 40503;
 
-    static final long DURATION_NS_DEFAULT = TimeUnit.SECONDS.toNanos(20);
-    static final long WARMUP_NS_DEFAULT = TimeUnit.SECONDS.toNanos(5);
+    static final long DURATION_NS_DEFAULT = TimeUnit.SECONDS.toNanos(30);
+    /**
+     * The JIT still compiles 10-30 methods a second 5-10 s into a run (PrintCompilation, strategy process), and on a
+     * 2-CPU host each compile takes a spinning part's CPU for up to a few milliseconds: the tail of the histogram.
+     */
+    static final long WARMUP_NS_DEFAULT = TimeUnit.SECONDS.toNanos(10);
     static final long PROGRESS_INTERVAL_NS_DEFAULT = TimeUnit.SECONDS.toNanos(5);
     static final int RATE_DEFAULT = 10_000;
     static final int RATE_MAX = 5_000_000;
@@ -563,8 +567,8 @@ public final class GatewayConfig
             an HdrHistogram log and an SVG percentile plot.
 
             Run:
-              --duration D         total run time, e.g. 20s, 500ms, 2m (default 20s)
-              --warmup D           leading time excluded from the histogram (default 5s)
+              --duration D         total run time, e.g. 20s, 500ms, 2m (default 30s)
+              --warmup D           leading time excluded from the histogram (default 10s)
               --progress D         interval of the progress line; 0 turns it off (default 5s)
               --out DIR            where report files go (default build/demo)
             Market:
