@@ -233,7 +233,8 @@ cat "$SHARED/verbus_write_pingpong.txt"
 # --- The bench harness on verbs: the rdma: bus ping-pong between two JVMs, and the seed comparison -------------
 # io.verbus.bench.BenchMain, only the contenders that run on verbs here: verbus-rdma-verbs-direct-2p (this JVM
 # publishes pings on rdma:...|provider=verbs and times them, a child JVM echoes them: exclusive publications, direct
-# mode, invoker, one spinning thread per process pinned to CPUs 0 and 1) and the seed methods (tcp-socket in the
+# mode, invoker, one spinning thread per process pinned to CPUs 0 and 1), its commit=imm twin
+# verbus-rdma-verbs-imm-direct-2p (the position rides a WRITE_WITH_IMM) and the seed methods (tcp-socket in the
 # guest's kernel, verbs-send-recv, verbs-rdma-write: two threads of one JVM, each on its own verbs context). Round
 # trips as the harness reports them. Bounded: 30 s warm-up (after an unrecorded 2 s pass: under TCG the JIT of both
 # JVMs needs that long; with 1 s the bus measured 10-27 ms round trips while C1/C2 still compiled, with 30 s 0.6 ms),
@@ -246,7 +247,7 @@ run_bench() {
         -Xmx512m -XX:ErrorFile="$SHARED/hs_err_pid%p.log" -Dverbus.bench.connect.timeout.s=120 \
         -Dverbus.fabric.verbs.device=rxe0 -Dverbus.fabric.verbs.address="$RXE_ADDRESS" \
         -cp "$CLASSPATH" io.verbus.bench.BenchMain --only latency,seed \
-        --contenders '^(verbus-rdma-verbs-direct-2p|tcp-socket|verbs-send-recv|verbs-rdma-write)$' \
+        --contenders '^(verbus-rdma-verbs-(imm-)?direct-2p|tcp-socket|verbs-send-recv|verbs-rdma-write)$' \
         --sizes 64 --throughput-sizes 64 --warmup-ms 30000 --measure-ms 2000 --max-round-trips 400000 \
         --throughput-ms 500 --json "$SHARED/bench.json" --svg "$SHARED/bench.svg" \
         > "$SHARED/bench.txt" 2> "$SHARED/bench.log"
@@ -267,11 +268,13 @@ bench_row() {
         on && $1 == name && $2 == "64" && $3 ~ /^[0-9.]+$/ { print $3, $5, $6; exit }' "$SHARED/bench.txt" 2>/dev/null
 }
 bench_bus="$(bench_row 'LATENCY:' verbus-rdma-verbs-direct-2p)"
+bench_bus_imm="$(bench_row 'LATENCY:' verbus-rdma-verbs-imm-direct-2p)"
 bench_tcp="$(bench_row 'SEED COMPARISON, latency' tcp-socket)"
 bench_send="$(bench_row 'SEED COMPARISON, latency' verbs-send-recv)"
 bench_write="$(bench_row 'SEED COMPARISON, latency' verbs-rdma-write)"
 bench_ok=no
-if [ "$bench_rc" -eq 0 ] && [ -n "$bench_bus" ] && [ -n "$bench_send" ] && [ -n "$bench_write" ]; then
+if [ "$bench_rc" -eq 0 ] && [ -n "$bench_bus" ] && [ -n "$bench_bus_imm" ] && [ -n "$bench_send" ] &&
+    [ -n "$bench_write" ]; then
     bench_ok=yes
 fi
 
@@ -303,7 +306,8 @@ side_by_side() {
     side_by_side_row "perftest ib_send_lat (C; SEND/RECV; t_typical)" 2 "$(perftest_half "$SHARED/ib_send_lat.txt")"
     side_by_side_row "Verbus raw WRITE ping-pong, counter polling (media's commit)" 2 "$(pingpong_half counter)"
     side_by_side_row "Verbus raw WRITE ping-pong, last-bytes polling (as perftest)" 2 "$(pingpong_half last-bytes)"
-    side_by_side_row "Verbus rdma: bus ping-pong, provider=verbs, direct (RTT/2)" 2 "$(halve "$bench_bus")"
+    side_by_side_row "Verbus rdma: bus ping-pong on verbs, direct, commit=counter (RTT/2)" 2 "$(halve "$bench_bus")"
+    side_by_side_row "Verbus rdma: bus ping-pong on verbs, direct, commit=imm (RTT/2)" 2 "$(halve "$bench_bus_imm")"
     side_by_side_row "Verbus WRITE, one thread drives both QPs (VerbsWriteLatency)" "1 thread" "$(one_thread_half)"
     side_by_side_row "seed: tcp-socket, guest kernel TCP loopback (RTT/2)" "2 threads" "$(halve "$bench_tcp")"
     side_by_side_row "seed: verbs-send-recv, fabric SPI (RTT/2)" "2 threads" "$(halve "$bench_send")"
