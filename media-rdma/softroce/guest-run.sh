@@ -128,7 +128,7 @@ RDMA_MESSAGES=100000
 RDMA_CHANNEL=""
 # Run in the background only: exec makes $! the timeout's pid, so a kill reaches the JVM.
 run_peer() {
-    exec timeout --kill-after=10 420 "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 -XX:+UseSerialGC \
+    exec timeout --kill-after=10 600 "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 -XX:+UseSerialGC \
         -Xmx512m -XX:ErrorFile="$SHARED/hs_err_pid%p.log" \
         -Dverbus.fabric.verbs.device=rxe0 -Dverbus.fabric.verbs.address="$RXE_ADDRESS" \
         -Dverbus.rdma.secret=softroce-guest-rdma-media-secret -Dverbus.rdma.peer.timeout.s=360 \
@@ -236,19 +236,19 @@ cat "$SHARED/verbus_write_pingpong.txt"
 # mode, invoker, one spinning thread per process pinned to CPUs 0 and 1), its commit=imm twin
 # verbus-rdma-verbs-imm-direct-2p (the position rides a WRITE_WITH_IMM) and the seed methods (tcp-socket in the
 # guest's kernel, verbs-send-recv, verbs-rdma-write: two threads of one JVM, each on its own verbs context). Round
-# trips as the harness reports them. Bounded: 30 s warm-up (after an unrecorded 2 s pass: under TCG the JIT of both
-# JVMs needs that long; with 1 s the bus measured 10-27 ms round trips while C1/C2 still compiled, with 30 s 0.6 ms),
-# then 2 s or 400,000 round trips; 0.5 s of throughput per method; the harness's 5 s stall timeout per message; 420 s
-# hard limit on the whole.
+# trips as the harness reports them. Bounded: 15 s warm-up per contender (after an unrecorded 2 s pass: under TCG
+# the JIT of both JVMs needs that long; with 1 s the bus measured 10-27 ms round trips while C1/C2 still compiled,
+# after 30 s 0.3-0.6 ms), then 2 s or 400,000 round trips; 0.5 s of throughput per method; the harness's 5 s stall
+# timeout per message; 600 s hard limit on the whole (with 30 s warm-ups the seed part did not finish within 420 s).
 mkdir -p /dev/shm && mount -t tmpfs -o size=512m tmpfs /dev/shm
 bench_started=$(cut -d' ' -f1 /proc/uptime)
 run_bench() {
-    timeout --kill-after=10 420 "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 -XX:+UseSerialGC \
+    timeout --kill-after=10 600 "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 -XX:+UseSerialGC \
         -Xmx512m -XX:ErrorFile="$SHARED/hs_err_pid%p.log" -Dverbus.bench.connect.timeout.s=120 \
         -Dverbus.fabric.verbs.device=rxe0 -Dverbus.fabric.verbs.address="$RXE_ADDRESS" \
         -cp "$CLASSPATH" io.verbus.bench.BenchMain --only latency,seed \
         --contenders '^(verbus-rdma-verbs-(imm-)?direct-2p|tcp-socket|verbs-send-recv|verbs-rdma-write)$' \
-        --sizes 64 --throughput-sizes 64 --warmup-ms 30000 --measure-ms 2000 --max-round-trips 400000 \
+        --sizes 64 --throughput-sizes 64 --warmup-ms 15000 --measure-ms 2000 --max-round-trips 400000 \
         --throughput-ms 500 --json "$SHARED/bench.json" --svg "$SHARED/bench.svg" \
         > "$SHARED/bench.txt" 2> "$SHARED/bench.log"
 }
