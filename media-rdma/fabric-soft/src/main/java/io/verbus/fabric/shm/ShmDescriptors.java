@@ -11,7 +11,6 @@ import java.lang.invoke.MethodHandle;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.regex.Pattern;
 
 /**
@@ -65,39 +64,14 @@ final class ShmDescriptors
      */
     static Shared shareHeldOpen(final long address, final long length)
     {
-        final List<String> lines;
-        try
+        final String[] fields = ShmFiles.findSharedFileMapping(address, length);
+        if (null == fields)
         {
-            lines = Files.readAllLines(Path.of("/proc/self/maps"));
+            return null;
         }
-        catch (final IOException ex)
-        {
-            throw new FabricException("cannot read /proc/self/maps to find the file behind a region: " + ex, ex);
-        }
-        for (final String line : lines)
-        {
-            // start-end perms offset dev inode path (a path may contain spaces: it is the rest of the line)
-            final String[] fields = line.trim().split("\\s+", 6);
-            if (fields.length < 6)
-            {
-                continue;
-            }
-            final int dash = fields[0].indexOf('-');
-            final long start = Long.parseUnsignedLong(fields[0].substring(0, dash), 16);
-            final long end = Long.parseUnsignedLong(fields[0].substring(dash + 1), 16);
-            if (address >= start && address + length <= end)
-            {
-                // The path as /proc/self/fd links show it too: with " (deleted)" once unlinked.
-                final String pathName = fields[5];
-                if (fields[1].length() < 4 || fields[1].charAt(3) != 's' || !pathName.startsWith("/"))
-                {
-                    return null;
-                }
-                final long fileOffset = Long.parseUnsignedLong(fields[2], 16) + (address - start);
-                return duplicate(pathName, Long.parseLong(fields[4]), fileOffset);
-            }
-        }
-        return null;
+        final long start = Long.parseUnsignedLong(fields[0].substring(0, fields[0].indexOf('-')), 16);
+        final long fileOffset = Long.parseUnsignedLong(fields[2], 16) + (address - start);
+        return duplicate(fields[5], Long.parseLong(fields[4]), fileOffset);
     }
 
     private static Shared duplicate(final String linkTarget, final long inode, final long fileOffset)

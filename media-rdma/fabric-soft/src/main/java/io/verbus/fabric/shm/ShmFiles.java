@@ -146,9 +146,25 @@ final class ShmFiles
      * Find the shared file mapping that holds {@code [address, address + length)} in this process, from
      * /proc/self/maps. Registration is rare, so reading the maps file is fine here.
      *
-     * @return the backing file, or null if the range is not inside one shared file mapping.
+     * @return the backing file, or null if the range is not inside one shared file mapping of a linked file.
      */
     static Backing findBacking(final long address, final long length)
+    {
+        final String[] fields = findSharedFileMapping(address, length);
+        if (null == fields || fields[5].endsWith("(deleted)"))
+        {
+            return null;
+        }
+        final long start = Long.parseUnsignedLong(fields[0].substring(0, fields[0].indexOf('-')), 16);
+        return new Backing(Path.of(fields[5]), Long.parseUnsignedLong(fields[2], 16) + (address - start));
+    }
+
+    /**
+     * The /proc/self/maps line of the shared file mapping that holds {@code [address, address + length)}, split into
+     * its six fields (start-end, perms, offset, dev, inode, path; the path as /proc/self/fd links show it, with
+     * " (deleted)" once unlinked), or null when the range is not inside one shared mapping of a file.
+     */
+    static String[] findSharedFileMapping(final long address, final long length)
     {
         final List<String> lines;
         try
@@ -161,6 +177,7 @@ final class ShmFiles
         }
         for (final String line : lines)
         {
+            // start-end perms offset dev inode path (a path may contain spaces: it is the rest of the line)
             final String[] fields = line.trim().split("\\s+", 6);
             if (fields.length < 6)
             {
@@ -171,15 +188,8 @@ final class ShmFiles
             final long end = Long.parseUnsignedLong(fields[0].substring(dash + 1), 16);
             if (address >= start && address + length <= end)
             {
-                final String perms = fields[1];
-                final String pathName = fields[5];
-                if (perms.length() < 4 || perms.charAt(3) != 's' || !pathName.startsWith("/") ||
-                    pathName.endsWith("(deleted)"))
-                {
-                    return null;
-                }
-                final long mappingOffset = Long.parseUnsignedLong(fields[2], 16);
-                return new Backing(Path.of(pathName), mappingOffset + (address - start));
+                final boolean shared = fields[1].length() >= 4 && fields[1].charAt(3) == 's';
+                return shared && fields[5].startsWith("/") ? fields : null;
             }
         }
         return null;
