@@ -78,6 +78,44 @@ final class PeerProcess
         return line.equals(success) || line.startsWith(success + " ");
     }
 
+    /**
+     * Wait until every peer reported success; the first FAILED (or a peer that dies without a result, or the bound)
+     * ends the wait, so a stall or a loss is reported within seconds, not at the bound.
+     *
+     * @return null once every peer succeeded, else the problems with every peer's last output lines.
+     */
+    static String awaitAll(final List<PeerProcess> peers, final long boundMs) throws InterruptedException
+    {
+        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(boundMs);
+        final List<String> problems = new ArrayList<>();
+        while (problems.isEmpty() && !peers.stream().allMatch(PeerProcess::succeeded))
+        {
+            if (System.nanoTime() > deadlineNs)
+            {
+                problems.add("no result within the run bound of " + boundMs + " ms");
+                break;
+            }
+            for (final PeerProcess peer : peers)
+            {
+                final String problem = peer.pollResult();
+                if (null != problem)
+                {
+                    problems.add(peer.name + ": " + problem);
+                }
+            }
+        }
+        if (problems.isEmpty())
+        {
+            return null;
+        }
+        final StringBuilder report = new StringBuilder(String.join("\n", problems));
+        for (final PeerProcess peer : peers)
+        {
+            report.append("\n  ").append(peer.name).append(" output (last lines):\n    ").append(peer.tail());
+        }
+        return report.toString();
+    }
+
     /** @return why this peer failed, or null while it is still running or once it succeeded. */
     String pollResult() throws InterruptedException
     {

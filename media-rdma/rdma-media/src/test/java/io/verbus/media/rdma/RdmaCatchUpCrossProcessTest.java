@@ -176,32 +176,10 @@ class RdmaCatchUpCrossProcessTest
     /** Every peer's result line, or a failure with every peer's last lines at the first FAILED or the bound. */
     private static void awaitResults(final List<PeerProcess> peers) throws InterruptedException
     {
-        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RUN_BOUND_MS);
-        final List<String> problems = new ArrayList<>();
-        while (problems.isEmpty() && !peers.stream().allMatch(PeerProcess::succeeded))
+        final String report = PeerProcess.awaitAll(peers, RUN_BOUND_MS);
+        if (null != report)
         {
-            if (System.nanoTime() > deadlineNs)
-            {
-                problems.add("no result within the run bound of " + RUN_BOUND_MS + " ms");
-                break;
-            }
-            for (final PeerProcess peer : peers)
-            {
-                final String problem = peer.pollResult();
-                if (null != problem)
-                {
-                    problems.add(peer.name + ": " + problem);
-                }
-            }
-        }
-        if (!problems.isEmpty())
-        {
-            final StringBuilder report = new StringBuilder(String.join("\n", problems));
-            for (final PeerProcess peer : peers)
-            {
-                report.append("\n  ").append(peer.name).append(" output (last lines):\n    ").append(peer.tail());
-            }
-            fail(report.toString());
+            fail(report);
         }
     }
 

@@ -236,8 +236,6 @@ class RdmaDirectModeCrossProcessTest
         final List<PeerProcess> peers)
         throws InterruptedException
     {
-        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RUN_BOUND_MS);
-        final List<String> problems = new ArrayList<>();
         publisher.expect("PUBLISHED " + MESSAGES, "PUBLISHED");
         for (final PeerProcess subscriber : subscribers)
         {
@@ -247,32 +245,7 @@ class RdmaDirectModeCrossProcessTest
         {
             subscribers.get(subscribers.size() - 1).expectLateJoin(MESSAGES);
         }
-        while (problems.isEmpty() && !peers.stream().allMatch(PeerProcess::succeeded))
-        {
-            if (System.nanoTime() > deadlineNs)
-            {
-                problems.add("no result within the run bound of " + RUN_BOUND_MS + " ms");
-                break;
-            }
-            for (final PeerProcess peer : peers)
-            {
-                final String problem = peer.pollResult();
-                if (null != problem)
-                {
-                    problems.add(peer.name + ": " + problem);
-                }
-            }
-        }
-        if (!problems.isEmpty())
-        {
-            final StringBuilder report = new StringBuilder(String.join("\n", problems));
-            for (final PeerProcess peer : peers)
-            {
-                report.append("\n  ").append(peer.name).append(" output (last lines):\n    ").append(peer.tail());
-            }
-            return report.toString();
-        }
-        return null;
+        return PeerProcess.awaitAll(peers, RUN_BOUND_MS);
     }
 
     /** @return null once the publisher is told DONE and every peer exits with 0, else which did not. */
