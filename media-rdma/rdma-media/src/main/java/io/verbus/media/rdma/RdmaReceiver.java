@@ -31,10 +31,12 @@ public final class RdmaReceiver implements MediaReceiver
 {
     /**
      * Credits go back when the image has consumed a quarter of the window since the last status WRITE, or at most
-     * this long after it consumed anything: a status WRITE per message would cost the polling thread a post per
-     * message, and a publisher that waits for credit with less than a quarter window outstanding waits this long.
+     * this long after it consumed anything. A publisher at its limit has a whole window outstanding, so a subscriber
+     * that drains it always crosses the quarter and reports at once; the interval only bounds how stale the
+     * publisher's view of a trickle is. It was 20 us: over tcp a ping-pong then paid one status WRITE (a socket write
+     * each way) per round trip.
      */
-    static final long STATUS_MIN_INTERVAL_NS = TimeUnit.MICROSECONDS.toNanos(20);
+    static final long STATUS_MIN_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final ImageConnection[] EMPTY = new ImageConnection[0];
 
     private final RdmaChannelParams params;
