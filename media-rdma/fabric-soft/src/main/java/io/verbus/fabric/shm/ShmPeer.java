@@ -138,6 +138,23 @@ final class ShmPeer implements AutoCloseable
         return isProcessAlive(nowNs);
     }
 
+    /**
+     * The post path's liveness check without a clock call: true if the peer's device is open and its heartbeat is
+     * at most {@code livenessTimeoutNs - 2 * periodNs} older than this device's last heartbeat. This device's last
+     * heartbeat trails the real time by at most a period, so the peer is then silent for less than the liveness
+     * timeout minus a period: alive. False means "not sure": ask {@link #isAlive(long, long)} with the real time.
+     *
+     * @param lastOwnBeatNs this device's last heartbeat time.
+     * @param periodNs      this device's heartbeat period.
+     * @return true if the peer is surely alive.
+     */
+    boolean isSurelyAlive(final long lastOwnBeatNs, final long periodNs)
+    {
+        return (int)CONTROL_STATE.getAcquire(control, (long)CONTROL_STATE_OFFSET) == DEVICE_ALIVE &&
+            lastOwnBeatNs - (long)CONTROL_HEARTBEAT.getAcquire(control, (long)CONTROL_HEARTBEAT_NS_OFFSET) <=
+            livenessTimeoutNs - 2 * periodNs;
+    }
+
     /** Slow path, only while the heartbeat is stale: the peer's process, looked up once per liveness period. */
     private synchronized boolean isProcessAlive(final long nowNs)
     {

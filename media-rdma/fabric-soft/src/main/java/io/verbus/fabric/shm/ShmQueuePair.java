@@ -37,7 +37,9 @@ import static io.verbus.fabric.shm.ShmLayout.*;
  * responder's receive slot; the responder copies it into its RECV buffer when it polls.
  * <p>
  * <b>Liveness</b>: before every WR the peer device's heartbeat is checked; a peer silent longer than the
- * liveness timeout, a closed device or a destroyed / errored peer QP gives RETRY_EXC_ERR.
+ * liveness timeout, a closed device or a destroyed / errored peer QP gives RETRY_EXC_ERR. The check compares the
+ * peer's heartbeat with this device's own last heartbeat first and reads the clock only when that is not conclusive,
+ * so a post normally makes no clock call.
  * <p>
  * Threading: the send queue (postSend and polling its CQ) belongs to one thread and the receive queue to
  * one thread; each side's progress is guarded so that an accidental second thread skips instead of racing.
@@ -47,6 +49,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final long NOT_BLOCKED = Long.MIN_VALUE;
+    private static final long CLOCK_NOT_READ = Long.MIN_VALUE;
     private static final long NO_SRQ_INDEX = -1;
     private static final ValueLayout.OfLong LONG_UNALIGNED = ValueLayout.JAVA_LONG_UNALIGNED;
 
@@ -68,6 +71,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private long rqNext;
     private long deposited;
     private long blockedSinceNs = NOT_BLOCKED;
+    private long clockNs = CLOCK_NOT_READ;
     private long targetOffset;
     private MemorySegment remoteSrq;
     private int remoteSrqDepth;
@@ -210,7 +214,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             {
                 return 0;
             }
-            final long nowNs = System.nanoTime();
+            clockNs = CLOCK_NOT_READ; // read at most once per call, and only by a path that needs it
             final long delayNs = faults.operationDelayNs();
             // The responder's liveness and state are checked once per call, not per WR: a chain posted together
             // meets one peer state, as one burst on a wire would.
@@ -230,19 +234,19 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                 }
                 else
                 {
-                    if (delayNs > 0 && nowNs - sqPostedNs[slot] < delayNs)
+                    if (delayNs > 0 && nowNs() - sqPostedNs[slot] < delayNs)
                     {
                         break;
                     }
                     if (null == peerStatus)
                     {
-                        peerStatus = checkResponderGuarded(nowNs);
+                        peerStatus = checkResponderGuarded();
                         if (null == peerStatus)
                         {
                             break; // the responder is not ready yet: wait
                         }
                     }
-                    status = WorkCompletionStatus.SUCCESS == peerStatus ? executeGuarded(slot, nowNs) : peerStatus;
+                    status = WorkCompletionStatus.SUCCESS == peerStatus ? executeGuarded(slot) : peerStatus;
                     if (null == status)
                     {
                         break;
@@ -275,11 +279,11 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      * {@link InternalError}, a geometry the checks missed as a bounds exception) fails this WR and puts both QPs in
      * ERR, as a remote access error does, instead of escaping into the posting thread on every post.
      */
-    private WorkCompletionStatus executeGuarded(final int slot, final long nowNs)
+    private WorkCompletionStatus executeGuarded(final int slot)
     {
         try
         {
-            return execute(slot, nowNs);
+            return execute(slot);
         }
         catch (final RuntimeException | InternalError ex)
         {
@@ -297,11 +301,12 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      * @return SUCCESS when WRs may run, null while the responder is not ready yet (wait), else the failure of every
      * waiting WR.
      */
-    private WorkCompletionStatus checkResponderGuarded(final long nowNs)
+    private WorkCompletionStatus checkResponderGuarded()
     {
         try
         {
-            if (!peer.isAlive(nowNs, retryTimeoutNs))
+            if (!peer.isSurelyAlive(shmDevice.lastBeatNs(), shmDevice.heartbeatPeriodNs()) &&
+                !peer.isAlive(nowNs(), retryTimeoutNs))
             {
                 return WorkCompletionStatus.RETRY_EXC_ERR;
             }
@@ -312,7 +317,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             }
             if (remoteState != QueuePairState.RTR.code() && remoteState != QueuePairState.RTS.code())
             {
-                return waitOrFail(nowNs, retryTimeoutNs, false, WorkCompletionStatus.RETRY_EXC_ERR);
+                return waitOrFail(nowNs(), retryTimeoutNs, false, WorkCompletionStatus.RETRY_EXC_ERR);
             }
             return WorkCompletionStatus.SUCCESS;
         }
@@ -331,7 +336,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      *
      * @return its status, or null while it must wait (RNR).
      */
-    private WorkCompletionStatus execute(final int slot, final long nowNs)
+    private WorkCompletionStatus execute(final int slot)
     {
         final WorkRequestOpcode opcode = WR_OPCODES[sqOpcode[slot]];
         final int length = sqLength[slot];
@@ -341,14 +346,14 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         }
         return switch (opcode)
         {
-            case RDMA_WRITE, RDMA_WRITE_WITH_IMM, SEND, SEND_WITH_IMM -> executeOutbound(opcode, slot, length, nowNs);
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM, SEND, SEND_WITH_IMM -> executeOutbound(opcode, slot, length);
             case RDMA_READ -> executeRead(slot, length);
             case ATOMIC_FETCH_AND_ADD, ATOMIC_CMP_AND_SWP -> executeAtomic(opcode, slot);
         };
     }
 
     private WorkCompletionStatus executeOutbound(
-        final WorkRequestOpcode opcode, final int slot, final int length, final long nowNs)
+        final WorkRequestOpcode opcode, final int slot, final int length)
     {
         final MemorySegment source = source(slot);
         if (null == source)
@@ -371,7 +376,8 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             if (null != remoteSrq ? srqIndex < 0 : remoteQp.receivesPosted() <= deposited)
             {
                 final boolean forever = rnrRetryCount == QueuePairConfig.RNR_RETRY_INFINITE;
-                return waitOrFail(nowNs, rnrTimeoutNs * rnrRetryCount, forever, WorkCompletionStatus.RNR_RETRY_EXC_ERR);
+                return waitOrFail(
+                    nowNs(), rnrTimeoutNs * rnrRetryCount, forever, WorkCompletionStatus.RNR_RETRY_EXC_ERR);
             }
         }
         blockedSinceNs = NOT_BLOCKED;
@@ -595,6 +601,19 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         {
             return false;
         }
+    }
+
+    /**
+     * The real time, read at most once per {@link #progressSend()} call: most calls need none (a clock call costs
+     * tens of nanoseconds in a VM, a tenth of a hop), only fault delays, RNR and a responder not ready yet do.
+     */
+    private long nowNs()
+    {
+        if (CLOCK_NOT_READ == clockNs)
+        {
+            clockNs = System.nanoTime();
+        }
+        return clockNs;
     }
 
     private WorkCompletionStatus waitOrFail(
