@@ -190,7 +190,7 @@ class RdmaHandshakeOverTcpTest
                     connect.counter().set(0x2000_0000L, SlotLayout.BLOCK_LENGTH, 2);
                     if (3 == kind)
                     {
-                        connect.ring().length(3L * 64 * 1024 + 4096);
+                        connect.ring().set(0x1000_0000L, 3L * 64 * 1024 + 4096, 1);
                     }
                     if (4 == kind)
                     {

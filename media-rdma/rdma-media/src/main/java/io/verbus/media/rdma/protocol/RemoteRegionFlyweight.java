@@ -36,21 +36,9 @@ public final class RemoteRegionFlyweight
         return buffer.getLong(offset + ADDRESS_OFFSET, LITTLE_ENDIAN);
     }
 
-    public RemoteRegionFlyweight address(final long value)
-    {
-        buffer.putLong(offset + ADDRESS_OFFSET, value, LITTLE_ENDIAN);
-        return this;
-    }
-
     public long length()
     {
         return buffer.getLong(offset + LENGTH_OFFSET, LITTLE_ENDIAN);
-    }
-
-    public RemoteRegionFlyweight length(final long value)
-    {
-        buffer.putLong(offset + LENGTH_OFFSET, value, LITTLE_ENDIAN);
-        return this;
     }
 
     public int rkey()
@@ -58,16 +46,13 @@ public final class RemoteRegionFlyweight
         return buffer.getInt(offset + RKEY_OFFSET, LITTLE_ENDIAN);
     }
 
-    public RemoteRegionFlyweight rkey(final int value)
-    {
-        buffer.putInt(offset + RKEY_OFFSET, value, LITTLE_ENDIAN);
-        return this;
-    }
-
-    /** Writes the whole descriptor. */
+    /** Writes the whole descriptor: a region is granted whole, so it has no setter per field. */
     public RemoteRegionFlyweight set(final long address, final long length, final int rkey)
     {
-        return address(address).length(length).rkey(rkey);
+        buffer.putLong(offset + ADDRESS_OFFSET, address, LITTLE_ENDIAN);
+        buffer.putLong(offset + LENGTH_OFFSET, length, LITTLE_ENDIAN);
+        buffer.putInt(offset + RKEY_OFFSET, rkey, LITTLE_ENDIAN);
+        return this;
     }
 
     /** @return true when address, length and rkey are all 0: no region granted. */

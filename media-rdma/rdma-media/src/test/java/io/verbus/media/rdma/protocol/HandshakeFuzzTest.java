@@ -218,13 +218,13 @@ class HandshakeFuzzTest
             {
                 case 13 -> connect.catchUpPosition(random.nextBoolean() ? -3 - random.nextInt(1000) :
                     32L * random.nextInt(1000) + 1 + random.nextInt(31));
-                case 0 -> connect.ring().address(0);
-                case 1 -> connect.ring().address(0x1000_0001L);
-                case 2 -> connect.ring().address(-64L);
-                case 3 -> connect.ring().length(3L * TERM_LENGTH + 32 * (1 + random.nextInt(100)));
-                case 4 -> connect.ring().length(random.nextLong());
-                case 5 -> connect.counter().length(random.nextInt(64));
-                case 6 -> connect.counter().address(0x2000_0004L);
+                case 0 -> connect.ring().set(0, 3L * TERM_LENGTH, 1);
+                case 1 -> connect.ring().set(0x1000_0001L, 3L * TERM_LENGTH, 1);
+                case 2 -> connect.ring().set(-64L, 3L * TERM_LENGTH, 1);
+                case 3 -> connect.ring().set(0x1000_0000L, 3L * TERM_LENGTH + 32 * (1 + random.nextInt(100)), 1);
+                case 4 -> connect.ring().set(0x1000_0000L, random.nextLong(), 1);
+                case 5 -> connect.counter().set(0x2000_0000L, random.nextInt(64), 2);
+                case 6 -> connect.counter().set(0x2000_0004L, SlotLayout.BLOCK_LENGTH, 2);
                 case 7 -> connect.qpInfo(withQpn(qp, random.nextBoolean() ? 0 : (1 << 24) + random.nextInt(1000)));
                 case 8 ->
                 {
@@ -468,15 +468,15 @@ class HandshakeFuzzTest
                 {
                     switch (random.nextInt(10))
                     {
-                        case 0 -> accept.status().address(0);
-                        case 1 -> accept.status().address(0x3000_0003L);
-                        case 2 -> accept.status().length(8);
+                        case 0 -> accept.status().set(0, SlotLayout.BLOCK_LENGTH, 5);
+                        case 1 -> accept.status().set(0x3000_0003L, SlotLayout.BLOCK_LENGTH, 5);
+                        case 2 -> accept.status().set(0x3000_0000L, 8, 5);
                         case 3 -> accept.joinPosition(-32L * (1 + random.nextInt(100)));
                         case 4 -> accept.joinPosition(33);
                         case 5 -> accept.catchUpPosition(join + 32L * (1 + random.nextInt(100)));
                         case 6 -> accept.catchUpPosition(join - TERM_LENGTH - 32).joinPosition(join + TERM_LENGTH)
                             .log().set(0x4000_0000L, 3L * TERM_LENGTH, 6);
-                        case 7 -> accept.catchUpPosition(join).log().address(0x4000_0000L).rkey(6);
+                        case 7 -> accept.catchUpPosition(join).log().set(0x4000_0000L, 0, 6);
                         case 8 -> accept.catchUpPosition(join - 32).joinPosition(join + 32)
                             .log().set(0x4000_0000L, 3L * TERM_LENGTH + 4096, 6);
                         default -> accept.qpInfo(withPsn(HandshakeFixtures.qpInfo(33), 1 << 24));

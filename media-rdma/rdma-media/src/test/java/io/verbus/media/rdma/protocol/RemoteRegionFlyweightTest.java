@@ -40,18 +40,11 @@ class RemoteRegionFlyweightTest
         final ConnectFlyweight connect = validConnect();
         connect.commit(ChallengeFlyweight.COMMIT_IMM).receiveCredits(77);
 
-        assertEquals(0x1000_0000L, connect.ring().address());
-        assertEquals(3L * TERM_LENGTH, connect.ring().length());
-        assertEquals(-1, connect.ring().rkey());
-        assertEquals(0x2000_0000L, connect.counter().address());
-        assertEquals(SlotLayout.BLOCK_LENGTH, connect.counter().length());
-        assertEquals(-2, connect.counter().rkey());
+        assertRegion(connect.ring(), 0x1000_0000L, 3L * TERM_LENGTH, -1);
+        assertRegion(connect.counter(), 0x2000_0000L, SlotLayout.BLOCK_LENGTH, -2);
         assertEquals(ChallengeFlyweight.COMMIT_IMM, connect.commit());
         assertEquals(77, connect.receiveCredits());
-        assertEquals(0, connect.reserved());
-        assertEquals(-1L, connect.catchUpPosition());
-        connect.getQpInfo(scratch);
-        assertEquals(11, scratch.qpn);
+        assertOffer(connect, 11, ConnectFlyweight.CATCH_UP_NONE);
         assertEquals(208, ConnectFlyweight.LENGTH);
     }
 
@@ -61,18 +54,11 @@ class RemoteRegionFlyweightTest
         final AcceptFlyweight accept = validAccept();
         accept.log().set(0x4000_0000L, 3L * TERM_LENGTH, -3);
 
-        assertEquals(0x3000_0000L, accept.status().address());
-        assertEquals(SlotLayout.BLOCK_LENGTH, accept.status().length());
-        assertEquals(-4, accept.status().rkey());
-        assertEquals(0x4000_0000L, accept.log().address());
-        assertEquals(3L * TERM_LENGTH, accept.log().length());
-        assertEquals(-3, accept.log().rkey());
+        assertRegion(accept.status(), 0x3000_0000L, SlotLayout.BLOCK_LENGTH, -4);
+        assertRegion(accept.log(), 0x4000_0000L, 3L * TERM_LENGTH, -3);
         assertEquals(4096L, accept.joinPosition());
-        assertEquals(4096L, accept.catchUpPosition());
         assertEquals(-1L, accept.oldestPosition());
-        assertEquals(0, accept.reserved());
-        accept.getQpInfo(scratch);
-        assertEquals(33, scratch.qpn);
+        assertOffer(accept, 33, 4096L);
         assertEquals(224, AcceptFlyweight.LENGTH);
     }
 
@@ -91,25 +77,25 @@ class RemoteRegionFlyweightTest
     @Test
     void shouldRejectEveryConnectRegionOfTheWrongLengthOrAddress()
     {
-        assertConnectOutOfRange(connect -> connect.ring().length(3L * TERM_LENGTH + 4096));
-        assertConnectOutOfRange(connect -> connect.ring().address(0x1000_0010L)); // not frame aligned
-        assertConnectOutOfRange(connect -> connect.counter().length(SlotLayout.BLOCK_LENGTH * 2L));
-        assertConnectOutOfRange(connect -> connect.counter().address(0));
-        assertConnectOutOfRange(connect -> connect.counter().address(-8L)); // wraps the address space
+        assertConnectOutOfRange(connect -> connect.ring().set(0x1000_0000L, 3L * TERM_LENGTH + 4096, -1));
+        assertConnectOutOfRange(connect -> connect.ring().set(0x1000_0010L, 3L * TERM_LENGTH, -1)); // unaligned
+        assertConnectOutOfRange(connect -> connect.counter().set(0x2000_0000L, SlotLayout.BLOCK_LENGTH * 2L, -2));
+        assertConnectOutOfRange(connect -> connect.counter().set(0, SlotLayout.BLOCK_LENGTH, -2));
+        assertConnectOutOfRange(connect -> connect.counter().set(-8L, SlotLayout.BLOCK_LENGTH, -2)); // wraps
     }
 
     @Test
     void shouldRejectEveryAcceptRegionOfTheWrongLengthOrAddress()
     {
         assertDoesNotThrow(() -> HandshakeValidator.validateAccept(validAccept(), TERM_LENGTH, scratch));
-        assertAcceptOutOfRange(accept -> accept.status().address(0x3000_0004L));
-        assertAcceptOutOfRange(accept -> accept.status().length(8));
-        assertAcceptOutOfRange(accept -> accept.log().rkey(6)); // no catch-up granted: the log must be all 0
+        assertAcceptOutOfRange(accept -> accept.status().set(0x3000_0004L, SlotLayout.BLOCK_LENGTH, -4));
+        assertAcceptOutOfRange(accept -> accept.status().set(0x3000_0000L, 8, -4));
+        assertAcceptOutOfRange(accept -> accept.log().set(0, 0, 6)); // no catch-up granted: the log must be all 0
 
         final AcceptFlyweight granted = validAccept().catchUpPosition(0);
         granted.log().set(0x4000_0000L, 3L * TERM_LENGTH, 6);
         assertDoesNotThrow(() -> HandshakeValidator.validateAccept(granted, TERM_LENGTH, scratch));
-        granted.log().length(2L * TERM_LENGTH);
+        granted.log().set(0x4000_0000L, 2L * TERM_LENGTH, 6);
         assertReason(HandshakeException.Reason.OUT_OF_RANGE,
             () -> HandshakeValidator.validateAccept(granted, TERM_LENGTH, scratch));
     }
@@ -160,6 +146,23 @@ class RemoteRegionFlyweightTest
         corruption.accept(accept);
         assertReason(HandshakeException.Reason.OUT_OF_RANGE,
             () -> HandshakeValidator.validateAccept(accept, TERM_LENGTH, scratch));
+    }
+
+    /** What both offers carry besides their regions: zero reserved words, the QP block and the catch-up. */
+    private void assertOffer(final QpOfferFlyweight<?> offer, final int qpn, final long catchUpPosition)
+    {
+        assertEquals(0, offer.reserved());
+        assertEquals(catchUpPosition, offer.catchUpPosition());
+        offer.getQpInfo(scratch);
+        assertEquals(qpn, scratch.qpn);
+    }
+
+    private static void assertRegion(
+        final RemoteRegionFlyweight region, final long address, final long length, final int rkey)
+    {
+        assertEquals(address, region.address());
+        assertEquals(length, region.length());
+        assertEquals(rkey, region.rkey());
     }
 
     private static void assertReason(final HandshakeException.Reason reason, final Validation validation)
