@@ -32,7 +32,7 @@ public final class AcceptFlyweight extends QpOfferFlyweight<AcceptFlyweight>
 
     public AcceptFlyweight()
     {
-        super(HandshakeHeader.ACCEPT_TYPE, LENGTH, QP_INFO_OFFSET, new int[0], RESERVED_OFFSET, RESERVED2_OFFSET,
+        super(HandshakeHeader.ACCEPT_TYPE, LENGTH, QP_INFO_OFFSET, NO_OFFSETS, RESERVED_OFFSET, RESERVED2_OFFSET,
             RESERVED3_OFFSET);
     }
 

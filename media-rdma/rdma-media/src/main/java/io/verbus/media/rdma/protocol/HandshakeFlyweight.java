@@ -13,7 +13,7 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  */
 public abstract class HandshakeFlyweight<T extends HandshakeFlyweight<T>>
 {
-    private static final int[] NO_OFFSETS = {};
+    static final int[] NO_OFFSETS = {};
 
     private final short type;
     private final int length;
