@@ -82,7 +82,7 @@ final class ClientConductor implements VerbusBackend, Agent
     private final ArrayDeque<Lingering> lingering = new ArrayDeque<>();
     private final List<LogBuffers> mapped = new ArrayList<>();
     private final AgentRunner runner;
-    private volatile AeronChannels aeronChannels;
+    private final LazyAeronChannels aeronChannels = new LazyAeronChannels(lock, this::connectAeronChannels);
     /** The Aeron client of a driver found gone, closed by the next duty cycle outside the lock. */
     private volatile AeronChannels orphanedAeronChannels;
     private long lastKeepaliveNs;
@@ -252,7 +252,7 @@ final class ClientConductor implements VerbusBackend, Agent
         }
         driverGone = true;
         awaitedCorrelationId = -1;
-        orphanedAeronChannels = aeronChannels;
+        orphanedAeronChannels = aeronChannels.ifMade();
         for (final LogPublication publication : new ArrayList<>(publications.values()))
         {
             publication.close();
@@ -407,29 +407,16 @@ final class ClientConductor implements VerbusBackend, Agent
     }
 
     /**
-     * @return the Aeron client of {@code aeron:} channels, connected on first use (under the lock, so once) to the
-     * Aeron driver this context names, else to the standalone driver's.
+     * Under the lock, on the first {@code aeron:} channel: connects to the Aeron driver this context names, else to the
+     * standalone driver's.
      */
-    private AeronChannels aeronChannels()
+    private AeronChannels connectAeronChannels()
     {
-        AeronChannels aeron = aeronChannels;
-        if (null == aeron)
-        {
-            synchronized (lock)
-            {
-                ensureOpen();
-                aeron = aeronChannels;
-                if (null == aeron)
-                {
-                    final String aeronDir = null != context.aeronDirectoryName() ?
-                        context.aeronDirectoryName() : cncFile.aeronDirectoryName();
-                    aeron = AeronChannels.connect(
-                        aeronDir, context.threadingMode(), context.idleStrategy(), driverTimeoutMs, errorHandler);
-                    aeronChannels = aeron;
-                }
-            }
-        }
-        return aeron;
+        ensureOpen();
+        final String aeronDir = null != context.aeronDirectoryName() ?
+            context.aeronDirectoryName() : cncFile.aeronDirectoryName();
+        return AeronChannels.connect(
+            aeronDir, context.threadingMode(), context.idleStrategy(), driverTimeoutMs, errorHandler);
     }
 
     public Publication addPublication(final String channel, final int streamId, final boolean exclusive)
@@ -438,7 +425,7 @@ final class ClientConductor implements VerbusBackend, Agent
         if (uri.isAeron())
         {
             ensureOpen();
-            return aeronChannels().addPublication(channel, streamId, exclusive);
+            return aeronChannels.get().addPublication(channel, streamId, exclusive);
         }
         synchronized (lock)
         {
@@ -503,7 +490,8 @@ final class ClientConductor implements VerbusBackend, Agent
         if (uri.isAeron())
         {
             ensureOpen();
-            return aeronChannels().addSubscription(channel, streamId, availableImageHandler, unavailableImageHandler);
+            return aeronChannels.get()
+                .addSubscription(channel, streamId, availableImageHandler, unavailableImageHandler);
         }
         synchronized (lock)
         {
@@ -706,7 +694,7 @@ final class ClientConductor implements VerbusBackend, Agent
             return 0;
         }
         int work = doWork();
-        final AeronChannels aeron = aeronChannels;
+        final AeronChannels aeron = aeronChannels.ifMade();
         if (null != aeron && !aeron.isClosed())
         {
             work += aeron.invoke();
@@ -767,7 +755,7 @@ final class ClientConductor implements VerbusBackend, Agent
             }
             driverGone = true;
         }
-        CloseHelper.quietClose(aeronChannels);
+        CloseHelper.quietClose(aeronChannels.ifMade());
         CloseHelper.quietClose(runner);
         synchronized (lock)
         {

@@ -90,7 +90,7 @@ final class VerbusDriver implements VerbusBackend
     private final List<LogPublication> publications = new ArrayList<>();
     private final List<NativeSubscription> subscriptions = new ArrayList<>();
     private final Map<NativeLog, LogResources> logResources = new IdentityHashMap<>();
-    private volatile AeronChannels aeronChannels;
+    private final LazyAeronChannels aeronChannels;
     private int nextSessionId = ThreadLocalRandom.current().nextInt();
     private long nextRegistrationId = FIRST_REGISTRATION_ID;
     private final boolean sharedLogs;
@@ -116,6 +116,7 @@ final class VerbusDriver implements VerbusBackend
         {
             this.countersManager = countersFile.countersManager();
             this.lock = countersManager;
+            this.aeronChannels = new LazyAeronChannels(lock, this::makeAeronChannels);
             this.errorCounter = countersManager.newCounter("errors", CounterTypes.ERRORS_TYPE_ID);
             final AtomicCounter unblockedPublications = countersManager.newCounter(
                 "unblocked publications", CounterTypes.UNBLOCKED_PUBLICATIONS_TYPE_ID);
@@ -194,7 +195,7 @@ final class VerbusDriver implements VerbusBackend
         if (uri.isAeron())
         {
             ensureOpen();
-            return aeronChannels().addPublication(channel, streamId, exclusive);
+            return aeronChannels.get().addPublication(channel, streamId, exclusive);
         }
 
         final MediaFactory factory = ChannelUri.IPC_SCHEME.equals(uri.scheme()) ? null : mediaFactory(uri);
@@ -300,7 +301,8 @@ final class VerbusDriver implements VerbusBackend
         if (uri.isAeron())
         {
             ensureOpen();
-            return aeronChannels().addSubscription(channel, streamId, availableImageHandler, unavailableImageHandler);
+            return aeronChannels.get()
+                .addSubscription(channel, streamId, availableImageHandler, unavailableImageHandler);
         }
 
         if (uri.isSpy() && ChannelUri.IPC_SCHEME.equals(uri.scheme()))
@@ -750,30 +752,17 @@ final class VerbusDriver implements VerbusBackend
     }
 
     /**
-     * @return the Aeron client of {@code aeron:} channels, made on first use: connected to the Aeron driver the
-     * context names ({@link Verbus.Context#aeronDirectoryName()}), else to one launched in {@code <dir>/aeron}.
+     * Under the lock, on the first {@code aeron:} channel: connects to the Aeron driver the context names
+     * ({@link Verbus.Context#aeronDirectoryName()}), else launches one in {@code <dir>/aeron}.
      */
-    private AeronChannels aeronChannels()
+    private AeronChannels makeAeronChannels()
     {
-        AeronChannels aeron = aeronChannels;
-        if (null == aeron)
-        {
-            synchronized (lock)
-            {
-                ensureOpen();
-                aeron = aeronChannels;
-                if (null == aeron)
-                {
-                    aeron = null != context.aeronDirectoryName() ?
-                        AeronChannels.connect(context.aeronDirectoryName(), context.threadingMode(),
-                            context.idleStrategy(), context.driverTimeoutMs(), errorHandler) :
-                        AeronChannels.launchEmbedded(dir, context.threadingMode(), context.idleStrategy(),
-                            context.termLength(), context.driverTimeoutMs(), errorHandler);
-                    aeronChannels = aeron;
-                }
-            }
-        }
-        return aeron;
+        ensureOpen();
+        return null != context.aeronDirectoryName() ?
+            AeronChannels.connect(context.aeronDirectoryName(), context.threadingMode(), context.idleStrategy(),
+                context.driverTimeoutMs(), errorHandler) :
+            AeronChannels.launchEmbedded(dir, context.threadingMode(), context.idleStrategy(), context.termLength(),
+                context.driverTimeoutMs(), errorHandler);
     }
 
     /** @return the lock control operations run under (a standalone driver sends its responses under it too). */
@@ -973,7 +962,7 @@ final class VerbusDriver implements VerbusBackend
         if (null != invoker && !isClosed)
         {
             work += invoker.invoke();
-            final AeronChannels aeron = aeronChannels;
+            final AeronChannels aeron = aeronChannels.ifMade();
             if (null != aeron)
             {
                 work += aeron.invoke();
@@ -1065,7 +1054,7 @@ final class VerbusDriver implements VerbusBackend
         // hold a BufferClaim, a CountersReader or an Image, and touching those must never fault the JVM. Accessors
         // that Verbus owns throw IllegalStateException instead (countersReader(), Image.position()).
         openPublications.forEach(LogPublication::close);
-        CloseHelper.quietClose(aeronChannels);
+        CloseHelper.quietClose(aeronChannels.ifMade());
         agentThreads.close();
         final List<LogResources> releases;
         synchronized (lock)

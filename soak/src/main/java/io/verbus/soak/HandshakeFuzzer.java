@@ -278,7 +278,8 @@ final class HandshakeFuzzer
                     switch (random.nextInt(4))
                     {
                         case 0 -> out.putInt(HandshakeHeader.MAGIC_OFFSET, random.nextInt() | 1);
-                        case 1 -> out.putShort(HandshakeHeader.VERSION_OFFSET, (short)(2 + random.nextInt(1000)));
+                        case 1 -> out.putShort(HandshakeHeader.VERSION_OFFSET,
+                            (short)(HandshakeHeader.MAX_SUPPORTED_VERSION + 1 + random.nextInt(1000)));
                         case 2 -> out.putShort(HandshakeHeader.TYPE_OFFSET, (short)(2 + random.nextInt(100)));
                         default -> out.putInt(HandshakeHeader.LENGTH_OFFSET, randomBadLength());
                     }
@@ -392,14 +393,9 @@ final class HandshakeFuzzer
             qp.maxInline = 64;
             final long termLength = challenge.termLength();
             out.setMemory(0, ConnectFlyweight.LENGTH, (byte)0);
-            connect.wrap(out, 0).writeHeader()
-                .ringAddress(0x7f00_0000_0000L + 4096L * random.nextInt(1 << 20))
-                .ringLength(3 * termLength)
-                .ringRkey(random.nextInt())
-                .counterAddress(0x7f10_0000_0000L + 64L * random.nextInt(1 << 20))
-                .counterLength(64)
-                .counterRkey(random.nextInt())
-                .qpInfo(qp);
+            connect.wrap(out, 0).writeHeader().qpInfo(qp);
+            connect.ring().set(0x7f00_0000_0000L + 4096L * random.nextInt(1 << 20), 3 * termLength, random.nextInt());
+            connect.counter().set(0x7f10_0000_0000L + 64L * random.nextInt(1 << 20), 64, random.nextInt());
             forger.sign(HandshakeAuthenticator.CONNECT_LABEL, clientNonce, serverNonce, out, 0,
                 ConnectFlyweight.PROOF_OFFSET);
             return ConnectFlyweight.LENGTH;

@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToLongFunction;
 
 /**
  * The validated parameters of an {@code rdma:} channel.
@@ -420,22 +421,8 @@ public final class RdmaChannelParams
      */
     public static long parseLength(final String key, final String value, final long min, final long max)
     {
-        final long length;
-        try
-        {
-            length = SystemUtil.parseSize(key, null == value ? "" : value.trim());
-        }
-        catch (final NumberFormatException ex)
-        {
-            throw new IllegalArgumentException(
-                "rdma channel: '" + key + "' must be a length like 64k, 1m or 4096, got '" + value + "'", ex);
-        }
-        if (length < min || length > max)
-        {
-            throw new IllegalArgumentException("rdma channel: '" + key + "' must be in [" + min + ", " + max +
-                "] bytes, got '" + value + "'");
-        }
-        return length;
+        return parseIn(key, value, (text) -> SystemUtil.parseSize(key, text), "a length like 64k, 1m or 4096", min,
+            max, " bytes");
     }
 
     /**
@@ -449,40 +436,45 @@ public final class RdmaChannelParams
      */
     public static long parseDurationNs(final String key, final String value, final long minNs, final long maxNs)
     {
-        final long durationNs;
-        try
-        {
-            durationNs = SystemUtil.parseDuration(key, null == value ? "" : value.trim().toLowerCase(Locale.ROOT));
-        }
-        catch (final NumberFormatException ex)
-        {
-            throw new IllegalArgumentException(
-                "rdma channel: '" + key + "' must be a duration like 100ms or 5s, got '" + value + "'", ex);
-        }
-        if (durationNs < minNs || durationNs > maxNs)
-        {
-            throw new IllegalArgumentException("rdma channel: '" + key + "' must be in [" + minNs + ", " + maxNs +
-                "] ns, got '" + value + "'");
-        }
-        return durationNs;
+        return parseIn(key, value, (text) -> SystemUtil.parseDuration(key, text.toLowerCase(Locale.ROOT)),
+            "a duration like 100ms or 5s", minNs, maxNs, " ns");
     }
 
     private static long parseLongIn(final String key, final String value, final long min, final long max)
     {
+        return parseIn(key, value, Long::parseLong, "an integer", min, max, "");
+    }
+
+    /**
+     * The one way every number of a channel is read: {@code parser} over the trimmed text (a missing value reads as
+     * empty), then the range; each failure names the key, what it must be and the text as given.
+     *
+     * @param what what a well-formed value is, e.g. {@code "an integer"}.
+     * @param unit appended to the range in the error, e.g. {@code " bytes"}, or empty.
+     */
+    private static long parseIn(
+        final String key,
+        final String value,
+        final ToLongFunction<String> parser,
+        final String what,
+        final long min,
+        final long max,
+        final String unit)
+    {
         final long number;
         try
         {
-            number = Long.parseLong(null == value ? "" : value.trim());
+            number = parser.applyAsLong(null == value ? "" : value.trim());
         }
         catch (final NumberFormatException ex)
         {
             throw new IllegalArgumentException(
-                "rdma channel: '" + key + "' must be an integer, got '" + value + "'", ex);
+                "rdma channel: '" + key + "' must be " + what + ", got '" + value + "'", ex);
         }
         if (number < min || number > max)
         {
-            throw new IllegalArgumentException(
-                "rdma channel: '" + key + "' must be in [" + min + ", " + max + "], got '" + value + "'");
+            throw new IllegalArgumentException("rdma channel: '" + key + "' must be in [" + min + ", " + max + "]" +
+                unit + ", got '" + value + "'");
         }
         return number;
     }

@@ -3,6 +3,7 @@ package io.verbus.media.rdma;
 import io.verbus.Subscription;
 import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
+import io.verbus.media.rdma.protocol.HandshakeHeader;
 import io.verbus.media.rdma.protocol.HelloFlyweight;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.Tag;
@@ -56,7 +57,8 @@ class RdmaControlPortAttackTest
         {
             final InetSocketAddress address = new InetSocketAddress("127.0.0.1", rig.sender.controlPort());
             final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(HelloFlyweight.LENGTH);
-            new HelloFlyweight().wrap(buffer, 0).writeHeader().minVersion((short)1).maxVersion((short)1)
+            new HelloFlyweight().wrap(buffer, 0).writeHeader()
+                .minVersion(HandshakeHeader.VERSION).maxVersion(HandshakeHeader.VERSION)
                 .streamId(RdmaRig.STREAM_ID).flags(0).groupTag(0).clientNonce(new byte[32]);
             final byte[] hello = new byte[HelloFlyweight.LENGTH];
             buffer.getBytes(0, hello);

@@ -175,7 +175,8 @@ class RdmaHandshakeOverTcpTest
                 }
                 case 2, 3, 4 ->
                 {
-                    new HelloFlyweight().wrap(buffer, 0).writeHeader().minVersion((short)1).maxVersion((short)1)
+                    new HelloFlyweight().wrap(buffer, 0).writeHeader()
+                        .minVersion(HandshakeHeader.VERSION).maxVersion(HandshakeHeader.VERSION)
                         .streamId(RdmaRig.STREAM_ID).flags(0).groupTag(0).clientNonce(clientNonce);
                     out.write(bytes(buffer, HelloFlyweight.LENGTH));
                     final byte[] challenge = readMessage(in);
@@ -184,12 +185,12 @@ class RdmaHandshakeOverTcpTest
                     final QpInfoCodec.QpInfo qp = new QpInfoCodec.QpInfo();
                     qp.qpn = 1 + random.nextInt(1000);
                     qp.pathMtu = 4096;
-                    final ConnectFlyweight connect = new ConnectFlyweight().wrap(buffer, 0).writeHeader()
-                        .ringAddress(0x1000_0000L).ringLength(3L * 64 * 1024).ringRkey(1)
-                        .counterAddress(0x2000_0000L).counterLength(SlotLayout.BLOCK_LENGTH).counterRkey(2).qpInfo(qp);
+                    final ConnectFlyweight connect = new ConnectFlyweight().wrap(buffer, 0).writeHeader().qpInfo(qp);
+                    connect.ring().set(0x1000_0000L, 3L * 64 * 1024, 1);
+                    connect.counter().set(0x2000_0000L, SlotLayout.BLOCK_LENGTH, 2);
                     if (3 == kind)
                     {
-                        connect.ringLength(3L * 64 * 1024 + 4096);
+                        connect.ring().set(0x1000_0000L, 3L * 64 * 1024 + 4096, 1);
                     }
                     if (4 == kind)
                     {

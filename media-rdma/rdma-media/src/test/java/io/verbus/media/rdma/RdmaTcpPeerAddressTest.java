@@ -87,7 +87,8 @@ class RdmaTcpPeerAddressTest
             final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(1024);
             final byte[] clientNonce = new byte[32];
             new java.util.Random(7).nextBytes(clientNonce);
-            new HelloFlyweight().wrap(buffer, 0).writeHeader().minVersion((short)1).maxVersion((short)1)
+            new HelloFlyweight().wrap(buffer, 0).writeHeader()
+                .minVersion(HandshakeHeader.VERSION).maxVersion(HandshakeHeader.VERSION)
                 .streamId(RdmaRig.STREAM_ID).flags(0).groupTag(0).clientNonce(clientNonce);
             out.write(bytes(buffer, HelloFlyweight.LENGTH));
             final byte[] challenge = readMessage(in);
@@ -101,9 +102,9 @@ class RdmaTcpPeerAddressTest
             qp.gid[10] = (byte)0xFF;
             qp.gid[11] = (byte)0xFF;
             System.arraycopy(InetAddress.getByName(host).getAddress(), 0, qp.gid, 12, 4);
-            new ConnectFlyweight().wrap(buffer, 0).writeHeader()
-                .ringAddress(0x1000_0000L).ringLength(3L * 64 * 1024).ringRkey(1)
-                .counterAddress(0x2000_0000L).counterLength(SlotLayout.BLOCK_LENGTH).counterRkey(2).qpInfo(qp);
+            final ConnectFlyweight connect = new ConnectFlyweight().wrap(buffer, 0).writeHeader().qpInfo(qp);
+            connect.ring().set(0x1000_0000L, 3L * 64 * 1024, 1);
+            connect.counter().set(0x2000_0000L, SlotLayout.BLOCK_LENGTH, 2);
             new HandshakeAuthenticator(RdmaRig.SECRET).sign(HandshakeAuthenticator.CONNECT_LABEL, clientNonce,
                 serverNonce, buffer, 0, ConnectFlyweight.PROOF_OFFSET);
             out.write(bytes(buffer, ConnectFlyweight.LENGTH));

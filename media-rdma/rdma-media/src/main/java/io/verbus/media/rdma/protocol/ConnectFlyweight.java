@@ -2,30 +2,28 @@ package io.verbus.media.rdma.protocol;
 
 /**
  * CONNECT, subscriber to publisher, sent only after the publisher's proof checked out: the subscriber's
- * ring (the three term partitions) and its position-counter block, both registered REMOTE_WRITE only,
- * its QP block, the catch-up it asks for (a position to READ the publisher's log from, {@link #CATCH_UP_NONE}
- * or {@link #CATCH_UP_TERM_START}), and its own proof.
+ * ring (the three term partitions) and its position-counter block, both registered REMOTE_WRITE only and each a
+ * {@link RemoteRegionFlyweight} descriptor (address long, length long, rkey int), its QP block, the catch-up it asks
+ * for (a position to READ the publisher's log from, {@link #CATCH_UP_NONE} or {@link #CATCH_UP_TERM_START}), and its
+ * own proof.
  * <pre>
- *  12 commit int | 16 ringAddress long | 24 ringLength long | 32 ringRkey int | 36 counterRkey int
- *  40 counterAddress long | 48 counterLength int | 52 receiveCredits int | 56 qpInfo 104 bytes
- * 160 catchUpPosition long | 168 proof 32 bytes | 200 end
+ *  12 commit int | 16 ring region 20 bytes (16 address, 24 length, 32 rkey) | 36 receiveCredits int
+ *  40 counter region 20 bytes (40 address, 48 length, 56 rkey) | 60 reserved int | 64 qpInfo 104 bytes
+ * 168 catchUpPosition long | 176 proof 32 bytes | 208 end
  * </pre>
  * {@code commit}: the mode the subscriber agreed to ({@link ChallengeFlyweight#COMMIT_COUNTER} or
  * {@link ChallengeFlyweight#COMMIT_IMM}); {@code receiveCredits}: with imm, how many WRITE_WITH_IMMs the publisher may
- * have in flight beyond what the subscriber reported consumed (the RECVs it keeps posted), else 0. Both words were
- * reserved (zero) before commit modes, which reads as today's counter mode.
+ * have in flight beyond what the subscriber reported consumed (the RECVs it keeps posted), else 0. A fresh message
+ * has both at zero, which is counter mode.
  */
 public final class ConnectFlyweight extends QpOfferFlyweight<ConnectFlyweight>
 {
     public static final int COMMIT_OFFSET = 12;
-    public static final int RING_ADDRESS_OFFSET = 16;
-    public static final int RING_LENGTH_OFFSET = 24;
-    public static final int RING_RKEY_OFFSET = 32;
-    public static final int COUNTER_RKEY_OFFSET = 36;
-    public static final int COUNTER_ADDRESS_OFFSET = 40;
-    public static final int COUNTER_LENGTH_OFFSET = 48;
-    public static final int RECEIVE_CREDITS_OFFSET = 52;
-    public static final int QP_INFO_OFFSET = 56;
+    public static final int RING_REGION_OFFSET = 16;
+    public static final int RECEIVE_CREDITS_OFFSET = RING_REGION_OFFSET + RemoteRegionFlyweight.LENGTH;
+    public static final int COUNTER_REGION_OFFSET = RECEIVE_CREDITS_OFFSET + 4;
+    public static final int RESERVED_OFFSET = COUNTER_REGION_OFFSET + RemoteRegionFlyweight.LENGTH;
+    public static final int QP_INFO_OFFSET = RESERVED_OFFSET + 4;
     public static final int CATCH_UP_POSITION_OFFSET = catchUpPositionOffset(QP_INFO_OFFSET);
     public static final int PROOF_OFFSET = CATCH_UP_POSITION_OFFSET + 8;
     /** No catch-up: join at the live position. */
@@ -34,71 +32,26 @@ public final class ConnectFlyweight extends QpOfferFlyweight<ConnectFlyweight>
     public static final long CATCH_UP_TERM_START = -2;
     public static final int LENGTH = PROOF_OFFSET + HandshakeHeader.PROOF_LENGTH;
 
+    private final RemoteRegionFlyweight ring = new RemoteRegionFlyweight();
+    private final RemoteRegionFlyweight counter = new RemoteRegionFlyweight();
+
     public ConnectFlyweight()
     {
-        // writeHeader zeroes the commit words (counter mode, no credits) like reserved words; they are validated on
-        // their own.
-        super(HandshakeHeader.CONNECT_TYPE, LENGTH, QP_INFO_OFFSET, COMMIT_OFFSET, RECEIVE_CREDITS_OFFSET);
+        // writeHeader zeroes the commit words too (counter mode, no credits); they are validated on their own.
+        super(HandshakeHeader.CONNECT_TYPE, LENGTH, QP_INFO_OFFSET, new int[]{ COMMIT_OFFSET, RECEIVE_CREDITS_OFFSET },
+            RESERVED_OFFSET);
     }
 
-    public long ringAddress()
+    /** @return the ring the publisher WRITEs the log into: three term partitions. */
+    public RemoteRegionFlyweight ring()
     {
-        return getLong(RING_ADDRESS_OFFSET);
+        return region(ring, RING_REGION_OFFSET);
     }
 
-    public ConnectFlyweight ringAddress(final long value)
+    /** @return the position block the publisher WRITEs its positions into: {@link SlotLayout#BLOCK_LENGTH} bytes. */
+    public RemoteRegionFlyweight counter()
     {
-        return putLong(RING_ADDRESS_OFFSET, value);
-    }
-
-    public long ringLength()
-    {
-        return getLong(RING_LENGTH_OFFSET);
-    }
-
-    public ConnectFlyweight ringLength(final long value)
-    {
-        return putLong(RING_LENGTH_OFFSET, value);
-    }
-
-    public int ringRkey()
-    {
-        return getInt(RING_RKEY_OFFSET);
-    }
-
-    public ConnectFlyweight ringRkey(final int value)
-    {
-        return putInt(RING_RKEY_OFFSET, value);
-    }
-
-    public int counterRkey()
-    {
-        return getInt(COUNTER_RKEY_OFFSET);
-    }
-
-    public ConnectFlyweight counterRkey(final int value)
-    {
-        return putInt(COUNTER_RKEY_OFFSET, value);
-    }
-
-    public long counterAddress()
-    {
-        return getLong(COUNTER_ADDRESS_OFFSET);
-    }
-
-    public ConnectFlyweight counterAddress(final long value)
-    {
-        return putLong(COUNTER_ADDRESS_OFFSET, value);
-    }
-
-    public int counterLength()
-    {
-        return getInt(COUNTER_LENGTH_OFFSET);
-    }
-
-    public ConnectFlyweight counterLength(final int value)
-    {
-        return putInt(COUNTER_LENGTH_OFFSET, value);
+        return region(counter, COUNTER_REGION_OFFSET);
     }
 
     public int commit()
@@ -120,5 +73,4 @@ public final class ConnectFlyweight extends QpOfferFlyweight<ConnectFlyweight>
     {
         return putInt(RECEIVE_CREDITS_OFFSET, value);
     }
-
 }

@@ -23,9 +23,9 @@ public final class HandshakeAuthenticator
     public static final String ALGORITHM = "HmacSHA256";
     public static final int MIN_SECRET_LENGTH = 16;
 
-    public static final byte[] CHALLENGE_LABEL = "verbus-rdma/1/challenge".getBytes(StandardCharsets.US_ASCII);
-    public static final byte[] CONNECT_LABEL = "verbus-rdma/1/connect".getBytes(StandardCharsets.US_ASCII);
-    public static final byte[] ACCEPT_LABEL = "verbus-rdma/1/accept".getBytes(StandardCharsets.US_ASCII);
+    public static final byte[] CHALLENGE_LABEL = "verbus-rdma/2/challenge".getBytes(StandardCharsets.US_ASCII);
+    public static final byte[] CONNECT_LABEL = "verbus-rdma/2/connect".getBytes(StandardCharsets.US_ASCII);
+    public static final byte[] ACCEPT_LABEL = "verbus-rdma/2/accept".getBytes(StandardCharsets.US_ASCII);
 
     private final Mac mac;
     private final SecureRandom random = new SecureRandom();

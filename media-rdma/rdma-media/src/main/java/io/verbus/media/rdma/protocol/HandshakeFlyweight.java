@@ -13,16 +13,30 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
  */
 public abstract class HandshakeFlyweight<T extends HandshakeFlyweight<T>>
 {
+    static final int[] NO_OFFSETS = {};
+
     private final short type;
     private final int length;
+    private final int[] defaultedOffsets;
     private final int[] reservedOffsets;
     private MutableDirectBuffer buffer;
     private int offset;
 
     HandshakeFlyweight(final short type, final int length, final int... reservedOffsets)
     {
+        this(type, length, NO_OFFSETS, reservedOffsets);
+    }
+
+    /**
+     * @param defaultedOffsets int fields whose zero is their default: {@link #writeHeader} zeroes them as it does the
+     *                         reserved words, but they carry values, so {@link #reserved} leaves them out.
+     * @param reservedOffsets  int words that must be zero.
+     */
+    HandshakeFlyweight(final short type, final int length, final int[] defaultedOffsets, final int... reservedOffsets)
+    {
         this.type = type;
         this.length = length;
+        this.defaultedOffsets = defaultedOffsets;
         this.reservedOffsets = reservedOffsets;
     }
 
@@ -33,14 +47,12 @@ public abstract class HandshakeFlyweight<T extends HandshakeFlyweight<T>>
         return self();
     }
 
-    /** Writes the header (this message's type and length) and zeroes the reserved words. */
+    /** Writes the header (this message's type and length) and zeroes the reserved words and defaulted fields. */
     public final T writeHeader()
     {
         HandshakeHeader.write(buffer, offset, type, length);
-        for (final int reservedOffset : reservedOffsets)
-        {
-            buffer.putInt(offset + reservedOffset, 0, LITTLE_ENDIAN);
-        }
+        zero(defaultedOffsets);
+        zero(reservedOffsets);
         return self();
     }
 
@@ -63,6 +75,12 @@ public abstract class HandshakeFlyweight<T extends HandshakeFlyweight<T>>
             bits |= buffer.getInt(offset + reservedOffset, LITTLE_ENDIAN);
         }
         return bits;
+    }
+
+    /** @return {@code region} as a view of the region descriptor at {@code fieldOffset} in this message. */
+    final RemoteRegionFlyweight region(final RemoteRegionFlyweight region, final int fieldOffset)
+    {
+        return region.wrap(buffer, offset + fieldOffset);
     }
 
     final short getShort(final int fieldOffset)
@@ -119,6 +137,14 @@ public abstract class HandshakeFlyweight<T extends HandshakeFlyweight<T>>
     {
         QpInfoCodec.encode(buffer, offset + fieldOffset, info);
         return self();
+    }
+
+    private void zero(final int[] fieldOffsets)
+    {
+        for (final int fieldOffset : fieldOffsets)
+        {
+            buffer.putInt(offset + fieldOffset, 0, LITTLE_ENDIAN);
+        }
     }
 
     @SuppressWarnings("unchecked")

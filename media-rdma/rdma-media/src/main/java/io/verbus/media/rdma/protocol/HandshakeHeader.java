@@ -18,9 +18,13 @@ import static java.nio.ByteOrder.LITTLE_ENDIAN;
 public final class HandshakeHeader
 {
     public static final int MAGIC = 0x53425256; // "VRBS" read as little-endian bytes
-    public static final short VERSION = 1;
-    public static final short MIN_SUPPORTED_VERSION = 1;
-    public static final short MAX_SUPPORTED_VERSION = 1;
+    /**
+     * 2: every registered region in CONNECT and ACCEPT is one {@link RemoteRegionFlyweight} (address, length, rkey);
+     * version 1 laid each out differently, so the two do not interoperate.
+     */
+    public static final short VERSION = 2;
+    public static final short MIN_SUPPORTED_VERSION = 2;
+    public static final short MAX_SUPPORTED_VERSION = 2;
 
     public static final short HELLO_TYPE = 1;
     public static final short CHALLENGE_TYPE = 2;

@@ -167,22 +167,14 @@ public final class HandshakeValidator
     public static void validateConnect(final ConnectFlyweight connect, final int termLength,
         final QpInfoCodec.QpInfo scratch) throws HandshakeException
     {
+        if (0 != connect.reserved())
+        {
+            throw new HandshakeException(MALFORMED, "CONNECT.reserved=" + connect.reserved() + " must be 0");
+        }
         validateCommit(connect.commit(), connect.receiveCredits());
-        final long ringLength = connect.ringLength();
-        final long expectedRing = (long)PARTITION_COUNT * termLength;
-        if (ringLength != expectedRing)
-        {
-            throw new HandshakeException(OUT_OF_RANGE, "CONNECT.ringLength=" + ringLength + " but must be " +
-                expectedRing + " (3 x termLength " + termLength + ")");
-        }
-        validateRemoteRange("CONNECT.ringAddress", connect.ringAddress(), ringLength, FRAME_ALIGNMENT);
-        if (SlotLayout.BLOCK_LENGTH != connect.counterLength())
-        {
-            throw new HandshakeException(OUT_OF_RANGE, "CONNECT.counterLength=" + connect.counterLength() +
-                " but must be " + SlotLayout.BLOCK_LENGTH);
-        }
-        validateRemoteRange("CONNECT.counterAddress", connect.counterAddress(), connect.counterLength(),
-            MIN_REMOTE_ALIGNMENT);
+        validateRegion("CONNECT.ring", connect.ring(), (long)PARTITION_COUNT * termLength, FRAME_ALIGNMENT,
+            " (3 x termLength " + termLength + ")");
+        validateRegion("CONNECT.counter", connect.counter(), SlotLayout.BLOCK_LENGTH, MIN_REMOTE_ALIGNMENT, "");
         connect.getQpInfo(scratch);
         validateQpInfo("CONNECT.qp", scratch);
         final long catchUp = connect.catchUpPosition();
@@ -227,18 +219,13 @@ public final class HandshakeValidator
         }
         if (catchUp < joinPosition)
         {
-            final long expected = (long)PARTITION_COUNT * termLength;
-            if (accept.logLength() != expected)
-            {
-                throw new HandshakeException(OUT_OF_RANGE, "ACCEPT.logLength=" + accept.logLength() +
-                    " but must be " + expected + " (3 x termLength " + termLength + ")");
-            }
-            validateRemoteRange("ACCEPT.logAddress", accept.logAddress(), accept.logLength(), FRAME_ALIGNMENT);
+            validateRegion("ACCEPT.log", accept.log(), (long)PARTITION_COUNT * termLength, FRAME_ALIGNMENT,
+                " (3 x termLength " + termLength + ")");
         }
-        else if (0 != accept.logAddress() || 0 != accept.logLength() || 0 != accept.logRkey())
+        else if (!accept.log().isEmpty())
         {
             throw new HandshakeException(OUT_OF_RANGE,
-                "ACCEPT.logAddress/logLength/logRkey must be 0 when no catch-up is granted");
+                "ACCEPT.log address/length/rkey must be 0 when no catch-up is granted");
         }
     }
 
@@ -279,13 +266,7 @@ public final class HandshakeValidator
         {
             throw new HandshakeException(MALFORMED, "ACCEPT.reserved=" + accept.reserved() + " must be 0");
         }
-        if (SlotLayout.BLOCK_LENGTH != accept.statusLength())
-        {
-            throw new HandshakeException(OUT_OF_RANGE, "ACCEPT.statusLength=" + accept.statusLength() +
-                " but must be " + SlotLayout.BLOCK_LENGTH);
-        }
-        validateRemoteRange("ACCEPT.statusAddress", accept.statusAddress(), accept.statusLength(),
-            MIN_REMOTE_ALIGNMENT);
+        validateRegion("ACCEPT.status", accept.status(), SlotLayout.BLOCK_LENGTH, MIN_REMOTE_ALIGNMENT, "");
         final long joinPosition = accept.joinPosition();
         final long maxPosition = (long)termLength * (1L << 31) - termLength;
         if (joinPosition < 0 || joinPosition > maxPosition || 0 != (joinPosition & (FRAME_ALIGNMENT - 1)))
@@ -345,6 +326,22 @@ public final class HandshakeValidator
             throw new HandshakeException(OUT_OF_RANGE, name + "=" + termLength + " must be a power of two in [" +
                 MIN_TERM_LENGTH + ", " + MAX_TERM_LENGTH + "]");
         }
+    }
+
+    /**
+     * Check one region a peer granted: exactly {@code expectedLength} bytes ({@code why} says where that length comes
+     * from) at a non-zero, aligned address, not wrapping the address space. Any rkey is the peer's to choose.
+     */
+    private static void validateRegion(final String name, final RemoteRegionFlyweight region,
+        final long expectedLength, final int alignment, final String why) throws HandshakeException
+    {
+        final long length = region.length();
+        if (length != expectedLength)
+        {
+            throw new HandshakeException(OUT_OF_RANGE, name + ".length=" + length + " but must be " + expectedLength +
+                why);
+        }
+        validateRemoteRange(name + ".address", region.address(), length, alignment);
     }
 
     /** A remote range must be non-null, aligned, and must not wrap the 64-bit address space. */

@@ -110,22 +110,20 @@ public final class PublisherHandshake
                     "commit=" + ChallengeFlyweight.commitName(ownCommit));
             }
 
+            final RemoteRegionFlyweight ring = connect.ring();
+            final RemoteRegionFlyweight counter = connect.counter();
             admission = resources.admit(new SubscriberOffer(
-                connect.ringAddress(), connect.ringLength(), connect.ringRkey(), connect.counterAddress(),
-                connect.counterRkey(), subscriberQp, hasGroupTag, groupTag, transport.peer(), connect.commit(),
-                connect.receiveCredits(), connect.catchUpPosition()));
+                ring.address(), ring.length(), ring.rkey(), counter.address(), counter.rkey(), subscriberQp,
+                hasGroupTag, groupTag, transport.peer(), connect.commit(), connect.receiveCredits(),
+                connect.catchUpPosition()));
 
-            steps.accept.wrap(steps.out, 0).writeHeader()
-                .statusAddress(admission.statusAddress())
-                .statusLength(SlotLayout.BLOCK_LENGTH)
-                .statusRkey(admission.statusRkey())
+            final AcceptFlyweight accept = steps.accept.wrap(steps.out, 0).writeHeader()
                 .joinPosition(admission.joinPosition())
                 .qpInfo(admission.qp())
                 .catchUpPosition(admission.catchUpPosition())
-                .oldestPosition(admission.oldestPosition())
-                .logAddress(admission.logAddress())
-                .logLength(admission.logLength())
-                .logRkey(admission.logRkey());
+                .oldestPosition(admission.oldestPosition());
+            accept.status().set(admission.statusAddress(), SlotLayout.BLOCK_LENGTH, admission.statusRkey());
+            accept.log().set(admission.logAddress(), admission.logLength(), admission.logRkey());
             steps.signAndSend(transport, HandshakeHeader.ACCEPT_TYPE);
 
             steps.receive(transport, HandshakeHeader.READY_TYPE);

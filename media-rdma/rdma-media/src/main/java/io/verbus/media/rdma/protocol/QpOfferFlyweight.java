@@ -12,9 +12,10 @@ public abstract class QpOfferFlyweight<T extends QpOfferFlyweight<T>> extends Ha
     private final int qpInfoOffset;
     private final int catchUpPositionOffset;
 
-    QpOfferFlyweight(final short type, final int length, final int qpInfoOffset, final int... reservedOffsets)
+    QpOfferFlyweight(final short type, final int length, final int qpInfoOffset, final int[] defaultedOffsets,
+        final int... reservedOffsets)
     {
-        super(type, length, reservedOffsets);
+        super(type, length, defaultedOffsets, reservedOffsets);
         this.qpInfoOffset = qpInfoOffset;
         this.catchUpPositionOffset = catchUpPositionOffset(qpInfoOffset);
     }

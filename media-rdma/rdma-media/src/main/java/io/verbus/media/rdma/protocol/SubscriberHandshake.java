@@ -103,27 +103,23 @@ public final class SubscriberHandshake
                 challenge.commit());
 
             offer = resources.prepare(publication);
-            steps.connect.wrap(steps.out, 0).writeHeader()
-                .ringAddress(offer.ringAddress())
-                .ringLength(offer.ringLength())
-                .ringRkey(offer.ringRkey())
-                .counterAddress(offer.counterAddress())
-                .counterLength(SlotLayout.BLOCK_LENGTH)
-                .counterRkey(offer.counterRkey())
+            final ConnectFlyweight connect = steps.connect.wrap(steps.out, 0).writeHeader()
                 .commit(offer.commit())
                 .receiveCredits(offer.receiveCredits())
                 .qpInfo(offer.qp())
                 .catchUpPosition(catchUpRequest);
+            connect.ring().set(offer.ringAddress(), offer.ringLength(), offer.ringRkey());
+            connect.counter().set(offer.counterAddress(), SlotLayout.BLOCK_LENGTH, offer.counterRkey());
             steps.signAndSend(transport, HandshakeHeader.CONNECT_TYPE);
 
             steps.receiveSigned(transport, HandshakeHeader.ACCEPT_TYPE);
             final AcceptFlyweight accept = steps.accept.wrap(steps.in, 0);
             final QpInfoCodec.QpInfo publisherQp = new QpInfoCodec.QpInfo();
             HandshakeValidator.validateAccept(accept, publication.termLength(), publisherQp);
-            final Accepted accepted = new Accepted(
-                accept.statusAddress(), accept.statusRkey(), accept.joinPosition(), publisherQp,
-                accept.catchUpPosition(), accept.oldestPosition(), accept.logAddress(), accept.logLength(),
-                accept.logRkey());
+            final RemoteRegionFlyweight status = accept.status();
+            final RemoteRegionFlyweight log = accept.log();
+            final Accepted accepted = new Accepted(status.address(), status.rkey(), accept.joinPosition(), publisherQp,
+                accept.catchUpPosition(), accept.oldestPosition(), log.address(), log.length(), log.rkey());
 
             resources.connect(offer, publication, accepted);
             HandshakeHeader.write(steps.out, 0, HandshakeHeader.READY_TYPE, HandshakeHeader.LENGTH);

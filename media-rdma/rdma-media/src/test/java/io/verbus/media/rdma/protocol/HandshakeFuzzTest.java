@@ -156,8 +156,8 @@ class HandshakeFuzzTest
             this.signer = signer;
             random.nextBytes(clientNonce);
             new HelloFlyweight().wrap(buffer, 0).writeHeader()
-                .minVersion((short)1).maxVersion((short)1).streamId(STREAM_ID).flags(random.nextInt(4) == 0 ? 1 : 0)
-                .groupTag(0).clientNonce(clientNonce);
+                .minVersion(HandshakeHeader.VERSION).maxVersion(HandshakeHeader.VERSION).streamId(STREAM_ID)
+                .flags(random.nextInt(4) == 0 ? 1 : 0).groupTag(0).clientNonce(clientNonce);
             if (0 == target && Kind.WRONG_ORDER == kind)
             {
                 emitReady();
@@ -178,8 +178,6 @@ class HandshakeFuzzTest
                     return;
                 }
                 final ConnectFlyweight connect = new ConnectFlyweight().wrap(buffer, 0).writeHeader()
-                    .ringAddress(0x1000_0000L).ringLength(3L * TERM_LENGTH).ringRkey(1)
-                    .counterAddress(0x2000_0000L).counterLength(SlotLayout.BLOCK_LENGTH).counterRkey(2)
                     .qpInfo(HandshakeFixtures.qpInfo(11))
                     .catchUpPosition(switch (random.nextInt(3))
                     {
@@ -187,6 +185,8 @@ class HandshakeFuzzTest
                         case 1 -> ConnectFlyweight.CATCH_UP_TERM_START;
                         default -> 32L * random.nextInt(1 << 20);
                     });
+                connect.ring().set(0x1000_0000L, 3L * TERM_LENGTH, 1);
+                connect.counter().set(0x2000_0000L, SlotLayout.BLOCK_LENGTH, 2);
                 if (1 == target && Kind.RESIGNED_FIELD == kind)
                 {
                     corruptConnectField(connect);
@@ -218,13 +218,13 @@ class HandshakeFuzzTest
             {
                 case 13 -> connect.catchUpPosition(random.nextBoolean() ? -3 - random.nextInt(1000) :
                     32L * random.nextInt(1000) + 1 + random.nextInt(31));
-                case 0 -> connect.ringAddress(0);
-                case 1 -> connect.ringAddress(0x1000_0001L);
-                case 2 -> connect.ringAddress(-64L);
-                case 3 -> connect.ringLength(3L * TERM_LENGTH + 32 * (1 + random.nextInt(100)));
-                case 4 -> connect.ringLength(random.nextLong());
-                case 5 -> connect.counterLength(random.nextInt(64));
-                case 6 -> connect.counterAddress(0x2000_0004L);
+                case 0 -> connect.ring().set(0, 3L * TERM_LENGTH, 1);
+                case 1 -> connect.ring().set(0x1000_0001L, 3L * TERM_LENGTH, 1);
+                case 2 -> connect.ring().set(-64L, 3L * TERM_LENGTH, 1);
+                case 3 -> connect.ring().set(0x1000_0000L, 3L * TERM_LENGTH + 32 * (1 + random.nextInt(100)), 1);
+                case 4 -> connect.ring().set(0x1000_0000L, random.nextLong(), 1);
+                case 5 -> connect.counter().set(0x2000_0000L, random.nextInt(64), 2);
+                case 6 -> connect.counter().set(0x2000_0004L, SlotLayout.BLOCK_LENGTH, 2);
                 case 7 -> connect.qpInfo(withQpn(qp, random.nextBoolean() ? 0 : (1 << 24) + random.nextInt(1000)));
                 case 8 ->
                 {
@@ -452,33 +452,33 @@ class HandshakeFuzzTest
             {
                 final long join = 32L * random.nextInt(1000);
                 final AcceptFlyweight accept = new AcceptFlyweight().wrap(buffer, 0).writeHeader()
-                    .statusAddress(0x3000_0000L).statusLength(SlotLayout.BLOCK_LENGTH).statusRkey(5)
                     .joinPosition(join).qpInfo(HandshakeFixtures.qpInfo(33));
+                accept.status().set(0x3000_0000L, SlotLayout.BLOCK_LENGTH, 5);
                 if (join > 0 && random.nextBoolean())
                 {
                     // a granted catch-up: from below the join, with the READ-only log region
                     accept.catchUpPosition(32L * random.nextInt((int)(join / 32))).oldestPosition(0)
-                        .logAddress(0x4000_0000L).logLength(3L * TERM_LENGTH).logRkey(6);
+                        .log().set(0x4000_0000L, 3L * TERM_LENGTH, 6);
                 }
                 else
                 {
-                    accept.catchUpPosition(join).oldestPosition(-1).logAddress(0).logLength(0).logRkey(0);
+                    accept.catchUpPosition(join).oldestPosition(-1).log().set(0, 0, 0);
                 }
                 if (2 == target && Kind.RESIGNED_FIELD == kind)
                 {
                     switch (random.nextInt(10))
                     {
-                        case 0 -> accept.statusAddress(0);
-                        case 1 -> accept.statusAddress(0x3000_0003L);
-                        case 2 -> accept.statusLength(8);
+                        case 0 -> accept.status().set(0, SlotLayout.BLOCK_LENGTH, 5);
+                        case 1 -> accept.status().set(0x3000_0003L, SlotLayout.BLOCK_LENGTH, 5);
+                        case 2 -> accept.status().set(0x3000_0000L, 8, 5);
                         case 3 -> accept.joinPosition(-32L * (1 + random.nextInt(100)));
                         case 4 -> accept.joinPosition(33);
                         case 5 -> accept.catchUpPosition(join + 32L * (1 + random.nextInt(100)));
                         case 6 -> accept.catchUpPosition(join - TERM_LENGTH - 32).joinPosition(join + TERM_LENGTH)
-                            .logAddress(0x4000_0000L).logLength(3L * TERM_LENGTH).logRkey(6);
-                        case 7 -> accept.catchUpPosition(join).logAddress(0x4000_0000L).logRkey(6);
+                            .log().set(0x4000_0000L, 3L * TERM_LENGTH, 6);
+                        case 7 -> accept.catchUpPosition(join).log().set(0x4000_0000L, 0, 6);
                         case 8 -> accept.catchUpPosition(join - 32).joinPosition(join + 32)
-                            .logAddress(0x4000_0000L).logLength(3L * TERM_LENGTH + 4096).logRkey(6);
+                            .log().set(0x4000_0000L, 3L * TERM_LENGTH + 4096, 6);
                         default -> accept.qpInfo(withPsn(HandshakeFixtures.qpInfo(33), 1 << 24));
                     }
                 }
