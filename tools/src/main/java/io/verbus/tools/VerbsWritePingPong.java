@@ -2,6 +2,7 @@ package io.verbus.tools;
 
 import io.verbus.fabric.Device;
 import io.verbus.fabric.Fabric;
+import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.QueuePairConnectionInfo;
 import io.verbus.tools.WritePingPongEnd.PollMode;
@@ -43,6 +44,11 @@ public final class VerbsWritePingPong
     static final long ACCEPT_TIMEOUT_MS = TimeUnit.MINUTES.toMillis(5);
     /** Each handshake step and phase: generous, a JVM under an emulated CPU can stall for seconds. */
     static final int SOCKET_TIMEOUT_MS = (int)TimeUnit.MINUTES.toMillis(3);
+    /**
+     * How long a tcp device may take to connect: a measuring tool waits out a starved host (the Soft-RoCE guest, a
+     * loaded CI machine) instead of failing the run at the provider's 2 s default.
+     */
+    static final long TCP_CONNECT_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(20);
     private static final int READY = 1;
     private static final int DONE = 2;
     private static final int END = 0;
@@ -120,7 +126,7 @@ public final class VerbsWritePingPong
     {
         listener.setSoTimeout((int)ACCEPT_TIMEOUT_MS);
         try (Socket socket = listener.accept();
-            Fabric fabric = Fabrics.open(provider);
+            Fabric fabric = Fabrics.open(provider, fabricContext());
             Device device = fabric.openDevice())
         {
             socket.setSoTimeout(SOCKET_TIMEOUT_MS);
@@ -182,7 +188,7 @@ public final class VerbsWritePingPong
     {
         final List<Phase> phases = new ArrayList<>();
         try (Socket socket = connectWithRetry(host, port);
-            Fabric fabric = Fabrics.open(provider);
+            Fabric fabric = Fabrics.open(provider, fabricContext());
             Device device = fabric.openDevice();
             WritePingPongEnd end = new WritePingPongEnd(device, size))
         {
@@ -251,6 +257,11 @@ public final class VerbsWritePingPong
         /** Defaults: 20 s of warm-up and 30 s of measurement at most. */
         public static final TimeBounds DEFAULT = new TimeBounds(TimeUnit.SECONDS.toNanos(20),
             TimeUnit.SECONDS.toNanos(30));
+    }
+
+    private static FabricContext fabricContext()
+    {
+        return new FabricContext().tcpConnectTimeoutNs(TCP_CONNECT_TIMEOUT_NS);
     }
 
     /** Both QPs reach RTS before either side posts: a WRITE into a QP still in RESET would wait for a retry. */

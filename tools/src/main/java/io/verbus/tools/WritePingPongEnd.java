@@ -73,7 +73,13 @@ final class WritePingPongEnd implements AutoCloseable
     private static final int SIGNAL_EVERY = 16;
     private static final int CQ_POLL_EVERY_SPINS = 64;
     private static final int SEND_QUEUE_DEPTH = 128;
-    private static final long ARRIVAL_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(5);
+    /**
+     * A message that has not arrived in this long is lost. Far beyond any round trip: a starved host (the test suite
+     * on a loaded machine, the emulated guest) can keep one end off the CPU for seconds.
+     */
+    private static final long ARRIVAL_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(20);
+    /** The peer may stay silent this long before the WRITEs fail (the providers' default is 2 s); see above. */
+    private static final long RETRY_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(10);
     private static final VarHandle LONG_ACQUIRE = JAVA_LONG.varHandle();
 
     private final int size;
@@ -101,7 +107,7 @@ final class WritePingPongEnd implements AutoCloseable
         pd = device.allocateProtectionDomain();
         cq = device.createCompletionQueue(SEND_QUEUE_DEPTH);
         qp = pd.createQueuePair(new QueuePairConfig().completionQueue(cq).maxInlineData(size)
-            .maxSendWorkRequests(SEND_QUEUE_DEPTH).maxReceiveWorkRequests(1)
+            .retryTimeoutNs(RETRY_TIMEOUT_NS).maxSendWorkRequests(SEND_QUEUE_DEPTH).maxReceiveWorkRequests(1)
             .portNumber(device.attributes().ports().getFirst().portNumber()));
         memory = device.allocateMemory(MEMORY_LENGTH);
         region = pd.registerMemory(memory, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
@@ -201,7 +207,7 @@ final class WritePingPongEnd implements AutoCloseable
             }
             else if (System.nanoTime() > deadlineNs)
             {
-                throw new IllegalStateException("WRITE " + sequence + " did not arrive within 5 s (" + mode.label +
+                throw new IllegalStateException("WRITE " + sequence + " did not arrive within 20 s (" + mode.label +
                     " polling, last seen " + (long)LONG_ACQUIRE.getAcquire(memory, polledOffset) + ")");
             }
             Thread.onSpinWait();
@@ -228,7 +234,7 @@ final class WritePingPongEnd implements AutoCloseable
         LONG_ACQUIRE.setRelease(memory, (long)INBOX_OFFSET + size - Long.BYTES, 0L);
     }
 
-    /** Reaps the completions of the signaled WRITEs still outstanding, for at most 5 s. */
+    /** Reaps the completions of the signaled WRITEs still outstanding, for at most 20 s. */
     void drain()
     {
         final long deadlineNs = System.nanoTime() + ARRIVAL_TIMEOUT_NS;
