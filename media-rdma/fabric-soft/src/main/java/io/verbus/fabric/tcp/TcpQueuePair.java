@@ -41,8 +41,10 @@ import java.util.concurrent.TimeUnit;
  *     <li>a thread polling one of the QP's CQs, or calling {@link #progress()}: it reads the sockets, applies and
  *     acknowledges what arrived, completes WRs and runs the timers, so on a small host the application's own
  *     polling thread is the receiving NIC;</li>
- *     <li>the device's NIC thread, as the fallback when no application thread has made progress for
- *     {@link #FALLBACK_GRACE_NS} (or always, when the NIC thread has a CPU of its own to spin on).</li>
+ *     <li>the device's NIC thread, as the fallback when no application thread has made progress for the fallback
+ *     grace ({@code tcpFallbackGraceNs}, several scheduler ticks: an application thread the scheduler preempted has
+ *     not stopped polling, and a NIC thread that took the engine meanwhile and is preempted in turn would lock it out
+ *     for a tick or more), or always, when the NIC thread has a CPU of its own to spin on.</li>
  * </ul>
  * A thread that finds the engine taken skips: the holder looks for new WRs after releasing it (each side writes its
  * own flag before reading the other's, with full fences), so a post is never stranded.
@@ -100,8 +102,6 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      * timer quiet, so one write system call a millisecond at most.
      */
     static final long MAX_ACK_DELAY_NS = TimeUnit.MILLISECONDS.toNanos(1);
-    /** The NIC thread leaves a QP to the application threads that made progress on it this recently. */
-    static final long FALLBACK_GRACE_NS = TimeUnit.MILLISECONDS.toNanos(1);
     /** A loopback write of a few frames, before any is measured. */
     static final long INITIAL_WRITE_COST_NS = TimeUnit.MICROSECONDS.toNanos(2);
     /** A WRITE payload with at least this much still to arrive is read straight into the target region. */
@@ -123,6 +123,8 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private final long maxMessageLength;
     private final long connectTimeoutNs;
     private final long coalesceNs;
+    /** The NIC thread leaves a QP to the application threads that made progress on it this recently. */
+    private final long fallbackGraceNs;
     private final long ackDelayNs;
     /** How long this requester retries an RNR: its RNR timeout times its retry count (capped, when infinite). */
     private final long rnrBudgetNs;
@@ -195,6 +197,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         this.maxMessageLength = device.attributes().maxMessageLength();
         this.connectTimeoutNs = device.connectTimeoutNs();
         this.coalesceNs = device.coalesceNs();
+        this.fallbackGraceNs = device.fallbackGraceNs();
         this.ackDelayNs = Math.max(1, Math.min(MAX_ACK_DELAY_NS, retryTimeoutNs / 4));
         final boolean rnrForever = rnrRetryCount == QueuePairConfig.RNR_RETRY_INFINITE;
         this.rnrBudgetNs = rnrForever ? MAX_RNR_BUDGET_NS :
@@ -203,7 +206,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         this.rnrBudgetUs = rnrForever ? TcpWire.RNR_BUDGET_INFINITE :
             (int)((rnrBudgetNs + TimeUnit.MICROSECONDS.toNanos(1) - 1) / TimeUnit.MICROSECONDS.toNanos(1));
         // "Long ago", in nanoTime's arithmetic (differences only): no post, no application progress yet.
-        final long longAgoNs = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
+        final long longAgoNs = System.nanoTime() - TimeUnit.SECONDS.toNanos(1) - fallbackGraceNs;
         this.lastPostEndNs = longAgoNs;
         this.lastWriteEndNs = longAgoNs;
         this.lastApplicationProgressNs = longAgoNs;
@@ -426,7 +429,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      */
     int nicDuty(final long nowNs, final boolean eager)
     {
-        if (!eager && nowNs - (long)LAST_APPLICATION_PROGRESS.getOpaque(this) < FALLBACK_GRACE_NS)
+        if (!eager && nowNs - (long)LAST_APPLICATION_PROGRESS.getOpaque(this) < fallbackGraceNs)
         {
             return 0;
         }
