@@ -49,13 +49,13 @@ import java.util.concurrent.TimeUnit;
  * A thread that finds the engine taken skips: the holder looks for new WRs after releasing it (each side writes its
  * own flag before reading the other's, with full fences), so a post is never stranded.
  * <p>
- * <b>Coalescing.</b> A post that comes sooner after the last write's end than a write costs (at most
- * {@link #HOLD_TRIGGER_MAX_NS}: a poster that streams) holds its frames in the connection's buffer while posts keep
- * coming, for about {@link #HOLD_WRITE_COSTS} writes' cost (at least {@link #MIN_HOLD_NS}, at most
- * {@code tcpCoalesceNs}) or {@link #COALESCE_MAX_BYTES}; they go out in one write, made by the next post or poll past
- * that point (the NIC thread if the application stops calling). An isolated post (a ping-pong, a request, a credit)
- * is written at once. While the application posts between its polls, those polls read the sockets only every
- * {@link #SENDING_POLLS_PER_READ}th time, so a sender does not pay two reads per post.
+ * <b>Coalescing.</b> The second post in a row that comes sooner after the last write's end than a write costs (at
+ * most {@link #HOLD_TRIGGER_MAX_NS}: a poster that streams; see {@link #HOLD_TRIGGER_POSTS}) holds its frames in
+ * the connection's buffer while posts keep coming, for about {@link #HOLD_WRITE_COSTS} writes' cost (at least
+ * {@link #MIN_HOLD_NS}, at most {@code tcpCoalesceNs}) or {@link #COALESCE_MAX_BYTES}; they go out in one write,
+ * made by the next post or poll past that point (the NIC thread if the application stops calling). An isolated post
+ * (a ping-pong, a request, a credit) is written at once. While the application posts between its polls, those polls
+ * read the sockets only every {@link #SENDING_POLLS_PER_READ}th time, so a sender does not pay two reads per post.
  * <p>
  * <b>Acknowledgement.</b> Responses are cumulative ({@link TcpWire}): the responder answers at once what the
  * requester waits for (signaled WRs, READ, atomics, errors, RNR) and acknowledges unsignaled WRs together within
@@ -79,6 +79,12 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      * never more, so that a slow host (writes inflated by preemption) does not make isolated posts wait.
      */
     static final long HOLD_TRIGGER_MAX_NS = TimeUnit.MICROSECONDS.toNanos(10);
+    /**
+     * Holding starts only at the this-many-th post in a row that came within a write's cost of the last write's end:
+     * a stream. One such post is as often a coincidence (a heartbeat or a credit just before a ping): held, it would
+     * wait for the next poll of its QP, which a ping-pong application makes only now and then while it waits.
+     */
+    static final int HOLD_TRIGGER_POSTS = 2;
     /** Frames are held for up to this many writes' cost (at least {@link #MIN_HOLD_NS}, at most coalesceNs). */
     static final int HOLD_WRITE_COSTS = 8;
     /** See {@link #HOLD_WRITE_COSTS}. */
@@ -163,6 +169,8 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private long writeCostNs = INITIAL_WRITE_COST_NS;
     /** When frames were first held back to coalesce, NONE if what is pending (if anything) is not held back. */
     private long coalescingSinceNs = NONE;
+    /** Posts in a row that came within a write's cost of the last write's end. */
+    private int closePosts;
     /** The application posted since its last progress pass on this QP. */
     private boolean postedSincePass;
     private int sendingPollsSinceRead;
@@ -525,10 +533,11 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     }
 
     /**
-     * Write what was just framed, or hold it to coalesce with what follows: a post that comes within what a write
-     * costs (at most {@link #HOLD_TRIGGER_MAX_NS}) of the last write's end starts holding, so an isolated post, whose
-     * predecessor is long written, goes out at once; holding lasts while posts keep coming, up to {@link #holdNs()}
-     * (about {@link #HOLD_WRITE_COSTS} writes' cost) or {@link #COALESCE_MAX_BYTES}.
+     * Write what was just framed, or hold it to coalesce with what follows: the {@link #HOLD_TRIGGER_POSTS}th post in a
+     * row that comes within what a write costs (at most {@link #HOLD_TRIGGER_MAX_NS}) of the last write's end starts
+     * holding, so an isolated post, whose predecessor is long written, goes out at once; holding lasts while posts
+     * keep coming, up to {@link #holdNs()} (about {@link #HOLD_WRITE_COSTS} writes' cost) or
+     * {@link #COALESCE_MAX_BYTES}.
      *
      * @return true if it wrote.
      */
@@ -550,8 +559,15 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             }
             else if (nowNs - lastWriteEndNs < Math.min(writeCostNs, HOLD_TRIGGER_MAX_NS))
             {
-                coalescingSinceNs = nowNs;
-                return false;
+                if (++closePosts >= HOLD_TRIGGER_POSTS)
+                {
+                    coalescingSinceNs = nowNs;
+                    return false;
+                }
+            }
+            else
+            {
+                closePosts = 0;
             }
         }
         writeRequests(connection);

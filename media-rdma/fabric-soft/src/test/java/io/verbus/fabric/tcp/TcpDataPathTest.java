@@ -306,6 +306,36 @@ class TcpDataPathTest
     }
 
     @Test
+    void shouldWriteAPostThatFollowsAWriteAtOnceUnlessThePosterStreams()
+    {
+        connect(context(), context(), 4096);
+        final TcpQueuePair poster = (TcpQueuePair)requester;
+        writeAndAwait(0);
+        for (int round = 1; round <= 500; round++)
+        {
+            // A pause longer than any write's cost: the next post is an isolated one.
+            LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(50));
+            final long writesBefore = poster.requestWrites();
+            // Two posts back to back and no poll, as a heartbeat just before a ping. The second, within a write's
+            // cost of the first's write, used to be held for the next poll; one such post is no stream.
+            batch.clear().add().write(2L * round, source.address(), 8, source.lkey(), sink.address(), sink.rkey(),
+                SendFlags.INLINE);
+            assertEquals(PostResult.OK, requester.postSend(batch));
+            batch.clear().add().write(2L * round + 1, source.address(), 8, source.lkey(), sink.address() + 8,
+                sink.rkey(), SendFlags.INLINE | SendFlags.SIGNALED);
+            assertEquals(PostResult.OK, requester.postSend(batch));
+            assertEquals(writesBefore + 2, poster.requestWrites(), "round " + round + ": each post written at once");
+            final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+            while (System.nanoTime() < deadlineNs && initiatorCq.poll(completions, 1) == 0)
+            {
+                target.progress();
+            }
+            assertEquals(WorkCompletionStatus.SUCCESS, completions[0].status());
+            assertEquals(2L * round + 1, completions[0].wrId());
+        }
+    }
+
+    @Test
     void shouldLeaveAQueuePairItsApplicationProgressesToItForTheFallbackGrace()
     {
         connect(context(), context().tcpFallbackGraceNs(FabricContext.TCP_FALLBACK_GRACE_MAX_NS), 4096);
