@@ -69,6 +69,18 @@ public final class FabricContext
     public static final String TCP_COALESCE_PROP_NAME = "verbus.fabric.tcp.coalesce.ns";
     /** Default longest coalescing time. */
     public static final long TCP_COALESCE_DEFAULT_NS = TimeUnit.MICROSECONDS.toNanos(200);
+    /**
+     * How long an application thread may leave a tcp QP it has polled (or progressed) before the NIC thread steps in
+     * for it. A thread the scheduler preempts is not a thread that stopped polling: a grace shorter than a few
+     * scheduler ticks lets the NIC thread take a QP's engine whenever its application thread is descheduled, and if
+     * the NIC thread is then preempted itself, the application thread, back on its CPU, finds the engine taken
+     * until the NIC thread runs again (one or more ticks).
+     */
+    public static final String TCP_FALLBACK_GRACE_PROP_NAME = "verbus.fabric.tcp.fallback.grace.ns";
+    /** Default fallback grace: several scheduler ticks (4 ms at 250 Hz, 10 ms at 100 Hz). */
+    public static final long TCP_FALLBACK_GRACE_DEFAULT_NS = TimeUnit.MILLISECONDS.toNanos(20);
+    /** Longest fallback grace accepted. */
+    public static final long TCP_FALLBACK_GRACE_MAX_NS = TimeUnit.SECONDS.toNanos(10);
 
     private Path shmDirectory = Path.of(System.getProperty(SHM_DIR_PROP_NAME, SHM_DIR_DEFAULT));
     private String hugetlbfsDirectory = System.getProperty(HUGETLBFS_DIR_PROP_NAME, "");
@@ -81,6 +93,8 @@ public final class FabricContext
     private Supplier<IdleStrategy> tcpIdleStrategySupplier;
     private long tcpIdleMaxParkNs = Long.getLong(TCP_IDLE_MAX_PARK_PROP_NAME, TCP_IDLE_MAX_PARK_DEFAULT_NS);
     private long tcpCoalesceNs = Long.getLong(TCP_COALESCE_PROP_NAME, TCP_COALESCE_DEFAULT_NS);
+    private long tcpFallbackGraceNs =
+        checkTcpFallbackGrace(Long.getLong(TCP_FALLBACK_GRACE_PROP_NAME, TCP_FALLBACK_GRACE_DEFAULT_NS));
     private FaultInjection faultInjection = new FaultInjection();
     private ErrorHandler errorHandler = error ->
     {
@@ -236,6 +250,32 @@ public final class FabricContext
     public long tcpCoalesceNs()
     {
         return tcpCoalesceNs;
+    }
+
+    /**
+     * @param graceNs how long a tcp QP an application thread progresses is left to it before the NIC thread steps in
+     *                (0 to 10 s; 0: the NIC thread may step in on any of its passes).
+     * @return this.
+     */
+    public FabricContext tcpFallbackGraceNs(final long graceNs)
+    {
+        this.tcpFallbackGraceNs = checkTcpFallbackGrace(graceNs);
+        return this;
+    }
+
+    public long tcpFallbackGraceNs()
+    {
+        return tcpFallbackGraceNs;
+    }
+
+    private static long checkTcpFallbackGrace(final long graceNs)
+    {
+        if (graceNs < 0 || graceNs > TCP_FALLBACK_GRACE_MAX_NS)
+        {
+            throw new IllegalArgumentException(
+                "tcpFallbackGraceNs must be >= 0 and <= " + TCP_FALLBACK_GRACE_MAX_NS + ": " + graceNs);
+        }
+        return graceNs;
     }
 
     private static String checkTcpIdleStrategy(final String name)

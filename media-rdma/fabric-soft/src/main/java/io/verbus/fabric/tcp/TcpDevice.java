@@ -50,6 +50,7 @@ public final class TcpDevice extends SoftDevice
     private final Arena arena = Arena.ofShared();
     private final long connectTimeoutNs;
     private final long coalesceNs;
+    private final long fallbackGraceNs;
     private final boolean countedAsSpinning;
     private final TcpNic nic;
     private final AgentRunner runner;
@@ -60,6 +61,7 @@ public final class TcpDevice extends SoftDevice
         super(attributes(name, bound), context);
         this.connectTimeoutNs = context.tcpConnectTimeoutNs();
         this.coalesceNs = context.tcpCoalesceNs();
+        this.fallbackGraceNs = context.tcpFallbackGraceNs();
         final IdleStrategy idleStrategy;
         boolean spinning = false;
         if (null != context.tcpIdleStrategySupplier())
@@ -178,6 +180,11 @@ public final class TcpDevice extends SoftDevice
     long coalesceNs()
     {
         return coalesceNs;
+    }
+
+    long fallbackGraceNs()
+    {
+        return fallbackGraceNs;
     }
 
     /**

@@ -41,19 +41,21 @@ import java.util.concurrent.TimeUnit;
  *     <li>a thread polling one of the QP's CQs, or calling {@link #progress()}: it reads the sockets, applies and
  *     acknowledges what arrived, completes WRs and runs the timers, so on a small host the application's own
  *     polling thread is the receiving NIC;</li>
- *     <li>the device's NIC thread, as the fallback when no application thread has made progress for
- *     {@link #FALLBACK_GRACE_NS} (or always, when the NIC thread has a CPU of its own to spin on).</li>
+ *     <li>the device's NIC thread, as the fallback when no application thread has made progress for the fallback
+ *     grace ({@code tcpFallbackGraceNs}, several scheduler ticks: an application thread the scheduler preempted has
+ *     not stopped polling, and a NIC thread that took the engine meanwhile and is preempted in turn would lock it out
+ *     for a tick or more), or always, when the NIC thread has a CPU of its own to spin on.</li>
  * </ul>
  * A thread that finds the engine taken skips: the holder looks for new WRs after releasing it (each side writes its
  * own flag before reading the other's, with full fences), so a post is never stranded.
  * <p>
- * <b>Coalescing.</b> A post that comes sooner after the last write's end than a write costs (at most
- * {@link #HOLD_TRIGGER_MAX_NS}: a poster that streams) holds its frames in the connection's buffer while posts keep
- * coming, for about {@link #HOLD_WRITE_COSTS} writes' cost (at least {@link #MIN_HOLD_NS}, at most
- * {@code tcpCoalesceNs}) or {@link #COALESCE_MAX_BYTES}; they go out in one write, made by the next post or poll past
- * that point (the NIC thread if the application stops calling). An isolated post (a ping-pong, a request, a credit)
- * is written at once. While the application posts between its polls, those polls read the sockets only every
- * {@link #SENDING_POLLS_PER_READ}th time, so a sender does not pay two reads per post.
+ * <b>Coalescing.</b> The second post in a row that comes sooner after the last write's end than a write costs (at
+ * most {@link #HOLD_TRIGGER_MAX_NS}: a poster that streams; see {@link #HOLD_TRIGGER_POSTS}) holds its frames in
+ * the connection's buffer while posts keep coming, for about {@link #HOLD_WRITE_COSTS} writes' cost (at least
+ * {@link #MIN_HOLD_NS}, at most {@code tcpCoalesceNs}) or {@link #COALESCE_MAX_BYTES}; they go out in one write,
+ * made by the next post or poll past that point (the NIC thread if the application stops calling). An isolated post
+ * (a ping-pong, a request, a credit) is written at once. While the application posts between its polls, those polls
+ * read the sockets only every {@link #SENDING_POLLS_PER_READ}th time, so a sender does not pay two reads per post.
  * <p>
  * <b>Acknowledgement.</b> Responses are cumulative ({@link TcpWire}): the responder answers at once what the
  * requester waits for (signaled WRs, READ, atomics, errors, RNR) and acknowledges unsignaled WRs together within
@@ -77,6 +79,12 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      * never more, so that a slow host (writes inflated by preemption) does not make isolated posts wait.
      */
     static final long HOLD_TRIGGER_MAX_NS = TimeUnit.MICROSECONDS.toNanos(10);
+    /**
+     * Holding starts only at the this-many-th post in a row that came within a write's cost of the last write's end:
+     * a stream. One such post is as often a coincidence (a heartbeat or a credit just before a ping): held, it would
+     * wait for the next poll of its QP, which a ping-pong application makes only now and then while it waits.
+     */
+    static final int HOLD_TRIGGER_POSTS = 2;
     /** Frames are held for up to this many writes' cost (at least {@link #MIN_HOLD_NS}, at most coalesceNs). */
     static final int HOLD_WRITE_COSTS = 8;
     /** See {@link #HOLD_WRITE_COSTS}. */
@@ -100,8 +108,6 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      * timer quiet, so one write system call a millisecond at most.
      */
     static final long MAX_ACK_DELAY_NS = TimeUnit.MILLISECONDS.toNanos(1);
-    /** The NIC thread leaves a QP to the application threads that made progress on it this recently. */
-    static final long FALLBACK_GRACE_NS = TimeUnit.MILLISECONDS.toNanos(1);
     /** A loopback write of a few frames, before any is measured. */
     static final long INITIAL_WRITE_COST_NS = TimeUnit.MICROSECONDS.toNanos(2);
     /** A WRITE payload with at least this much still to arrive is read straight into the target region. */
@@ -123,6 +129,8 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private final long maxMessageLength;
     private final long connectTimeoutNs;
     private final long coalesceNs;
+    /** The NIC thread leaves a QP to the application threads that made progress on it this recently. */
+    private final long fallbackGraceNs;
     private final long ackDelayNs;
     /** How long this requester retries an RNR: its RNR timeout times its retry count (capped, when infinite). */
     private final long rnrBudgetNs;
@@ -161,6 +169,8 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     private long writeCostNs = INITIAL_WRITE_COST_NS;
     /** When frames were first held back to coalesce, NONE if what is pending (if anything) is not held back. */
     private long coalescingSinceNs = NONE;
+    /** Posts in a row that came within a write's cost of the last write's end. */
+    private int closePosts;
     /** The application posted since its last progress pass on this QP. */
     private boolean postedSincePass;
     private int sendingPollsSinceRead;
@@ -195,6 +205,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         this.maxMessageLength = device.attributes().maxMessageLength();
         this.connectTimeoutNs = device.connectTimeoutNs();
         this.coalesceNs = device.coalesceNs();
+        this.fallbackGraceNs = device.fallbackGraceNs();
         this.ackDelayNs = Math.max(1, Math.min(MAX_ACK_DELAY_NS, retryTimeoutNs / 4));
         final boolean rnrForever = rnrRetryCount == QueuePairConfig.RNR_RETRY_INFINITE;
         this.rnrBudgetNs = rnrForever ? MAX_RNR_BUDGET_NS :
@@ -203,7 +214,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         this.rnrBudgetUs = rnrForever ? TcpWire.RNR_BUDGET_INFINITE :
             (int)((rnrBudgetNs + TimeUnit.MICROSECONDS.toNanos(1) - 1) / TimeUnit.MICROSECONDS.toNanos(1));
         // "Long ago", in nanoTime's arithmetic (differences only): no post, no application progress yet.
-        final long longAgoNs = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
+        final long longAgoNs = System.nanoTime() - TimeUnit.SECONDS.toNanos(1) - fallbackGraceNs;
         this.lastPostEndNs = longAgoNs;
         this.lastWriteEndNs = longAgoNs;
         this.lastApplicationProgressNs = longAgoNs;
@@ -426,7 +437,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      */
     int nicDuty(final long nowNs, final boolean eager)
     {
-        if (!eager && nowNs - (long)LAST_APPLICATION_PROGRESS.getOpaque(this) < FALLBACK_GRACE_NS)
+        if (!eager && nowNs - (long)LAST_APPLICATION_PROGRESS.getOpaque(this) < fallbackGraceNs)
         {
             return 0;
         }
@@ -522,10 +533,11 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     }
 
     /**
-     * Write what was just framed, or hold it to coalesce with what follows: a post that comes within what a write
-     * costs (at most {@link #HOLD_TRIGGER_MAX_NS}) of the last write's end starts holding, so an isolated post, whose
-     * predecessor is long written, goes out at once; holding lasts while posts keep coming, up to {@link #holdNs()}
-     * (about {@link #HOLD_WRITE_COSTS} writes' cost) or {@link #COALESCE_MAX_BYTES}.
+     * Write what was just framed, or hold it to coalesce with what follows: the {@link #HOLD_TRIGGER_POSTS}th post in a
+     * row that comes within what a write costs (at most {@link #HOLD_TRIGGER_MAX_NS}) of the last write's end starts
+     * holding, so an isolated post, whose predecessor is long written, goes out at once; holding lasts while posts
+     * keep coming, up to {@link #holdNs()} (about {@link #HOLD_WRITE_COSTS} writes' cost) or
+     * {@link #COALESCE_MAX_BYTES}.
      *
      * @return true if it wrote.
      */
@@ -547,8 +559,15 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             }
             else if (nowNs - lastWriteEndNs < Math.min(writeCostNs, HOLD_TRIGGER_MAX_NS))
             {
-                coalescingSinceNs = nowNs;
-                return false;
+                if (++closePosts >= HOLD_TRIGGER_POSTS)
+                {
+                    coalescingSinceNs = nowNs;
+                    return false;
+                }
+            }
+            else
+            {
+                closePosts = 0;
             }
         }
         writeRequests(connection);

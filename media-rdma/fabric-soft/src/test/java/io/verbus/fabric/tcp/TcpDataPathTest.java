@@ -306,6 +306,93 @@ class TcpDataPathTest
     }
 
     @Test
+    void shouldWriteAPostThatFollowsAWriteAtOnceUnlessThePosterStreams()
+    {
+        connect(context(), context(), 4096);
+        final TcpQueuePair poster = (TcpQueuePair)requester;
+        writeAndAwait(0);
+        for (int round = 1; round <= 500; round++)
+        {
+            // A pause longer than any write's cost: the next post is an isolated one.
+            LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(50));
+            final long writesBefore = poster.requestWrites();
+            // Two posts back to back and no poll, as a heartbeat just before a ping. The second, within a write's
+            // cost of the first's write, used to be held for the next poll; one such post is no stream.
+            batch.clear().add().write(2L * round, source.address(), 8, source.lkey(), sink.address(), sink.rkey(),
+                SendFlags.INLINE);
+            assertEquals(PostResult.OK, requester.postSend(batch));
+            batch.clear().add().write(2L * round + 1, source.address(), 8, source.lkey(), sink.address() + 8,
+                sink.rkey(), SendFlags.INLINE | SendFlags.SIGNALED);
+            assertEquals(PostResult.OK, requester.postSend(batch));
+            assertEquals(writesBefore + 2, poster.requestWrites(), "round " + round + ": each post written at once");
+            final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+            while (System.nanoTime() < deadlineNs && initiatorCq.poll(completions, 1) == 0)
+            {
+                target.progress();
+            }
+            assertEquals(WorkCompletionStatus.SUCCESS, completions[0].status());
+            assertEquals(2L * round + 1, completions[0].wrId());
+        }
+    }
+
+    @Test
+    void shouldLeaveAQueuePairItsApplicationProgressesToItForTheFallbackGrace()
+    {
+        connect(context(), context().tcpFallbackGraceNs(FabricContext.TCP_FALLBACK_GRACE_MAX_NS), 4096);
+        writeAndAwait(1);
+        final long nicPassesBefore = ((TcpQueuePair)target).nicPasses(); // before any progress, the NIC's turn
+        // The responder's application progressed the QP just now and is descheduled (here: it sleeps) for several
+        // scheduler ticks: its NIC thread must not take the engine meanwhile (it could be preempted holding it).
+        batch.clear().add().write(2, source.address(), 8, source.lkey(), sink.address(), sink.rkey(),
+            SendFlags.INLINE | SendFlags.SIGNALED);
+        source.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, 0, 42L);
+        assertEquals(PostResult.OK, requester.postSend(batch));
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+        assertEquals(0, initiatorCq.poll(completions, 1), "applied by the NIC thread within the grace");
+        assertEquals(nicPassesBefore, ((TcpQueuePair)target).nicPasses());
+        final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+        while (System.nanoTime() < deadlineNs && initiatorCq.poll(completions, 1) == 0)
+        {
+            target.progress();
+        }
+        assertEquals(WorkCompletionStatus.SUCCESS, completions[0].status());
+        assertEquals(42L, sink.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, 0));
+    }
+
+    @Test
+    void shouldLetTheNicThreadStepInAtOnceWithNoFallbackGrace()
+    {
+        connect(context(), context().tcpFallbackGraceNs(0), 4096);
+        writeAndAwait(1);
+        batch.clear().add().write(2, source.address(), 8, source.lkey(), sink.address(), sink.rkey(),
+            SendFlags.INLINE | SendFlags.SIGNALED);
+        assertEquals(PostResult.OK, requester.postSend(batch));
+        assertEquals(WorkCompletionStatus.SUCCESS, awaitCompletion().status(), "the NIC thread applied it");
+        assertTrue(((TcpQueuePair)target).nicPasses() > 0);
+    }
+
+    /**
+     * One signaled WRITE, the responder's application progressing its QP until it completes: connections are up.
+     */
+    private void writeAndAwait(final long wrId)
+    {
+        batch.clear().add().write(wrId, source.address(), 8, source.lkey(), sink.address(), sink.rkey(),
+            SendFlags.INLINE | SendFlags.SIGNALED);
+        assertEquals(PostResult.OK, requester.postSend(batch));
+        final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+        while (System.nanoTime() < deadlineNs)
+        {
+            target.progress();
+            if (initiatorCq.poll(completions, 1) == 1)
+            {
+                assertEquals(WorkCompletionStatus.SUCCESS, completions[0].status());
+                return;
+            }
+        }
+        fail("no completion of WR " + wrId);
+    }
+
+    @Test
     void shouldSpinTheNicThreadOnlyWhenAskedOrWhenTheHostHasTheCpus()
     {
         connect(context().tcpIdleStrategy(FabricContext.TCP_IDLE_BUSY_SPIN), context(), 4096);
@@ -330,5 +417,8 @@ class TcpDataPathTest
         assertTrue(ex.getMessage().contains(FabricContext.TCP_IDLE_STRATEGY_PROP_NAME), ex.getMessage());
         assertThrows(IllegalArgumentException.class, () -> new FabricContext().tcpCoalesceNs(-1));
         assertThrows(IllegalArgumentException.class, () -> new FabricContext().tcpIdleMaxParkNs(10));
+        assertThrows(IllegalArgumentException.class, () -> new FabricContext().tcpFallbackGraceNs(-1));
+        assertThrows(IllegalArgumentException.class,
+            () -> new FabricContext().tcpFallbackGraceNs(FabricContext.TCP_FALLBACK_GRACE_MAX_NS + 1));
     }
 }
