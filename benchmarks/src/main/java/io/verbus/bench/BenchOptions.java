@@ -35,7 +35,7 @@ public final class BenchOptions
           Runs every contender on this machine in one process: round-trip latency (HdrHistogram percentiles),
           one-publisher-one-subscriber throughput, and the seed comparison (TCP vs SEND/RECV vs RDMA WRITE).
 
-          --quick                  short warm-up and measurement (whole run under two minutes)
+          --quick                  short measurement, 3 s JIT warm-up per contender (about 4 minutes)
           --json FILE              write one JSON object per contender, part and size to FILE
           --svg FILE               write the latency percentile plot to FILE
                                    (default: next to --json with .svg, else verbus-bench-latency.svg)

@@ -140,12 +140,15 @@ public final class BenchRun
 
         log.println("bench: " + part + " " + contender.name() + " [" + contender.provider() + "]");
         final ThroughputRunner runner = new ThroughputRunner(settings.forContender(contender));
+        boolean first = true;
         for (final int size : sizes)
         {
             // a fresh stream per size: a size that failed or left bytes in flight cannot spoil the next
             try (StreamPair pair = contender.openStream(size))
             {
-                final BenchResult result = runner.run(part, contender, pair, size);
+                final BenchResult result = first ? runner.runAfterContenderWarmUp(part, contender, pair, size) :
+                    runner.run(part, contender, pair, size);
+                first = false;
                 results.add(result);
                 log.println("bench:   " + size + " B " + summary(result));
             }
