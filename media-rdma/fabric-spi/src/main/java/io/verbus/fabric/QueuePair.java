@@ -106,7 +106,8 @@ public interface QueuePair extends AutoCloseable
      * <p>
      * Never blocks, allocates nothing; any thread. A caller that finds another thread progressing the QP returns at
      * once. Hardware providers need no help and return 0; without calls the provider still makes progress by itself
-     * (tcp: the NIC thread steps in for QPs no application thread has progressed for a millisecond).
+     * (tcp: the NIC thread steps in for QPs no application thread has progressed within its fallback grace, 20 ms by
+     * default).
      *
      * @return units of work done, 0 if none.
      */
