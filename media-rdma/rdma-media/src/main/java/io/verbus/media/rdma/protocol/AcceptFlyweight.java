@@ -36,12 +36,7 @@ public final class AcceptFlyweight extends QpOfferFlyweight<AcceptFlyweight>
             RESERVED3_OFFSET);
     }
 
-    /** @return the status slot: this subscriber's {@link SlotLayout#BLOCK_LENGTH} bytes, REMOTE_WRITE only. */
-    public RemoteRegionFlyweight status()
-    {
-        return region(status, STATUS_REGION_OFFSET);
-    }
-
+    /** @return where the subscriber's image starts: the live position at admission, frame-aligned. */
     public long joinPosition()
     {
         return getLong(JOIN_POSITION_OFFSET);
@@ -52,6 +47,7 @@ public final class AcceptFlyweight extends QpOfferFlyweight<AcceptFlyweight>
         return putLong(JOIN_POSITION_OFFSET, value);
     }
 
+    /** @return the oldest position the publisher's log still held at admission (a catch-up's lower limit). */
     public long oldestPosition()
     {
         return getLong(OLDEST_POSITION_OFFSET);
@@ -60,6 +56,12 @@ public final class AcceptFlyweight extends QpOfferFlyweight<AcceptFlyweight>
     public AcceptFlyweight oldestPosition(final long value)
     {
         return putLong(OLDEST_POSITION_OFFSET, value);
+    }
+
+    /** @return the status slot: this subscriber's {@link SlotLayout#BLOCK_LENGTH} bytes, REMOTE_WRITE only. */
+    public RemoteRegionFlyweight status()
+    {
+        return region(status, STATUS_REGION_OFFSET);
     }
 
     /** @return the publisher's log for a granted catch-up (three terms, READ only), else all 0. */

@@ -54,6 +54,7 @@ public final class ConnectFlyweight extends QpOfferFlyweight<ConnectFlyweight>
         return region(counter, COUNTER_REGION_OFFSET);
     }
 
+    /** @return the commit mode the subscriber agreed to: {@link ChallengeFlyweight#COMMIT_COUNTER} or IMM. */
     public int commit()
     {
         return getInt(COMMIT_OFFSET);
@@ -64,6 +65,7 @@ public final class ConnectFlyweight extends QpOfferFlyweight<ConnectFlyweight>
         return putInt(COMMIT_OFFSET, value);
     }
 
+    /** @return with commit=imm, the WRITE_WITH_IMMs the publisher may have beyond the consumed position, else 0. */
     public int receiveCredits()
     {
         return getInt(RECEIVE_CREDITS_OFFSET);
