@@ -102,14 +102,21 @@ public record RunSettings(
     }
 
     /**
-     * @return settings for a pass that only warms up (twice the usual warm-up and at least
-     * {@link #MIN_CONTENDER_WARMUP_NS}, a token measurement), run once per contender before its first size so the
-     * first size is not measured on colder code than the others: on two cores the JIT compiler threads share the
-     * CPUs with the spinning threads and need time.
+     * @return the JIT warm-up a contender gets once before its first size, latency or throughput: twice the usual
+     * warm-up and at least {@link #MIN_CONTENDER_WARMUP_NS}, so the first size is not measured on colder code than
+     * the others (on two cores the JIT compiler threads share the CPUs with the spinning threads and need time).
+     */
+    public long contenderWarmupNs()
+    {
+        return Math.max(2 * warmupNs, MIN_CONTENDER_WARMUP_NS);
+    }
+
+    /**
+     * @return settings for a latency pass that only warms up ({@link #contenderWarmupNs()}, a token measurement).
      */
     public RunSettings warmUpOnly()
     {
-        return new RunSettings(Math.max(2 * warmupNs, MIN_CONTENDER_WARMUP_NS), 1, maxRoundTrips, throughputNs,
+        return new RunSettings(contenderWarmupNs(), 1, maxRoundTrips, throughputNs,
             maxMessages, stallTimeoutNs, pingerCpu, pongerCpu, idleStrategy);
     }
 

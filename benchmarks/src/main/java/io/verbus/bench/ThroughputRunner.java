@@ -38,16 +38,15 @@ public final class ThroughputRunner
     }
 
     /**
-     * {@link #run(String, Contender, StreamPair, int)} after a JIT warm-up of at least
-     * {@link RunSettings#MIN_CONTENDER_WARMUP_NS}: for a contender's first size, so that its first figure is not
-     * taken on code still compiling (on two cores the compiler threads share the CPUs with the spinning threads;
-     * rdma/shm direct mode at 32 B measured 0.2 M msg/s over 300 ms and 2.3 M over 3 s in the same quiet hour).
+     * {@link #run(String, Contender, StreamPair, int)} after the contender's JIT warm-up
+     * ({@link RunSettings#contenderWarmupNs()}): for its first size, so that its first figure is not taken on code
+     * still compiling (rdma/shm direct mode at 32 B measured 0.2 M msg/s over 300 ms and 2.3 M over 3 s in the same
+     * quiet hour).
      */
     public BenchResult runAfterContenderWarmUp(
         final String part, final Contender contender, final StreamPair pair, final int length)
     {
-        final long warmupNs = Math.max(2 * settings.warmupNs(), RunSettings.MIN_CONTENDER_WARMUP_NS);
-        return run(part, contender, pair, length, warmupNs);
+        return run(part, contender, pair, length, settings.contenderWarmupNs());
     }
 
     private BenchResult run(
