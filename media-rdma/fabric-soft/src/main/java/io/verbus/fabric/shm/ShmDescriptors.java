@@ -64,14 +64,8 @@ final class ShmDescriptors
      */
     static Shared shareHeldOpen(final long address, final long length)
     {
-        final String[] fields = ShmFiles.findSharedFileMapping(address, length);
-        if (null == fields)
-        {
-            return null;
-        }
-        final long start = Long.parseUnsignedLong(fields[0].substring(0, fields[0].indexOf('-')), 16);
-        final long fileOffset = Long.parseUnsignedLong(fields[2], 16) + (address - start);
-        return duplicate(fields[5], Long.parseLong(fields[4]), fileOffset);
+        final ShmFiles.SharedFileMapping mapping = ShmFiles.findSharedFileMapping(address, length);
+        return null == mapping ? null : duplicate(mapping.pathName(), mapping.inode(), mapping.fileOffset());
     }
 
     private static Shared duplicate(final String linkTarget, final long inode, final long fileOffset)

@@ -26,6 +26,17 @@ final class ShmFiles
     {
     }
 
+    /**
+     * A shared file mapping of this process as /proc/self/maps shows it, for one address range in it.
+     *
+     * @param pathName   the file's path as /proc/self/fd links show it too: with " (deleted)" once unlinked.
+     * @param inode      the file's inode.
+     * @param fileOffset where in the file the range starts.
+     */
+    record SharedFileMapping(String pathName, long inode, long fileOffset)
+    {
+    }
+
     private ShmFiles()
     {
     }
@@ -150,21 +161,19 @@ final class ShmFiles
      */
     static Backing findBacking(final long address, final long length)
     {
-        final String[] fields = findSharedFileMapping(address, length);
-        if (null == fields || fields[5].endsWith("(deleted)"))
+        final SharedFileMapping mapping = findSharedFileMapping(address, length);
+        if (null == mapping || mapping.pathName().endsWith("(deleted)"))
         {
             return null;
         }
-        final long start = Long.parseUnsignedLong(fields[0].substring(0, fields[0].indexOf('-')), 16);
-        return new Backing(Path.of(fields[5]), Long.parseUnsignedLong(fields[2], 16) + (address - start));
+        return new Backing(Path.of(mapping.pathName()), mapping.fileOffset());
     }
 
     /**
-     * The /proc/self/maps line of the shared file mapping that holds {@code [address, address + length)}, split into
-     * its six fields (start-end, perms, offset, dev, inode, path; the path as /proc/self/fd links show it, with
-     * " (deleted)" once unlinked), or null when the range is not inside one shared mapping of a file.
+     * @return the shared file mapping that holds {@code [address, address + length)}, from /proc/self/maps, or null
+     * when the range is not inside one shared mapping of a file.
      */
-    static String[] findSharedFileMapping(final long address, final long length)
+    static SharedFileMapping findSharedFileMapping(final long address, final long length)
     {
         final List<String> lines;
         try
@@ -189,7 +198,12 @@ final class ShmFiles
             if (address >= start && address + length <= end)
             {
                 final boolean shared = fields[1].length() >= 4 && fields[1].charAt(3) == 's';
-                return shared && fields[5].startsWith("/") ? fields : null;
+                if (!shared || !fields[5].startsWith("/"))
+                {
+                    return null;
+                }
+                return new SharedFileMapping(
+                    fields[5], Long.parseLong(fields[4]), Long.parseUnsignedLong(fields[2], 16) + (address - start));
             }
         }
         return null;
