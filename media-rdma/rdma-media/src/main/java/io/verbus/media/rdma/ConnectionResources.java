@@ -3,6 +3,7 @@ package io.verbus.media.rdma;
 import io.verbus.fabric.CompletionChannel;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePair;
 import io.verbus.fabric.QueuePairConfig;
 
@@ -10,10 +11,15 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The fabric objects a control endpoint creates for its connections (memory registrations, completion queues, queue
- * pairs), created and freed in one place, both sides alike, and counted: tests check with
- * {@link #registeredRegionCount()} and {@link #queuePairCount()} that a rejected peer got nothing and that a dropped
- * one left nothing behind. Created and freed on control threads; the counts may be read from any thread.
+ * The fabric objects a control endpoint creates for its connections (protection domains, memory registrations,
+ * completion queues, queue pairs), created and freed in one place, both sides alike, and counted: tests check with
+ * {@link #registeredRegionCount()}, {@link #queuePairCount()} and {@link #protectionDomainCount()} that a rejected
+ * peer got nothing and that a dropped one left nothing behind. Created and freed on control threads; the counts may
+ * be read from any thread.
+ * <p>
+ * Every connection gets a protection domain of its own, holding its QP and every region that QP uses (a QP can name
+ * only the regions of its own PD). So a peer that learns, or guesses, the rkey of another peer's ring or status
+ * slot on the same endpoint cannot use it: its WRITEs through its own connection fail with a remote access error.
  */
 final class ConnectionResources
 {
@@ -22,10 +28,19 @@ final class ConnectionResources
 
     private final AtomicInteger liveRegions = new AtomicInteger();
     private final AtomicInteger liveQueuePairs = new AtomicInteger();
+    private final AtomicInteger liveProtectionDomains = new AtomicInteger();
 
-    MemoryRegion register(final FabricEndpoint endpoint, final MemorySegment memory, final int accessFlags)
+    /** The protection domain of one connection: its QP and the regions that QP may use, nothing else. */
+    ProtectionDomain allocateProtectionDomain(final FabricEndpoint endpoint)
     {
-        final MemoryRegion region = endpoint.pd().registerMemory(memory, accessFlags);
+        final ProtectionDomain pd = endpoint.device().allocateProtectionDomain();
+        liveProtectionDomains.incrementAndGet();
+        return pd;
+    }
+
+    MemoryRegion register(final ProtectionDomain pd, final MemorySegment memory, final int accessFlags)
+    {
+        final MemoryRegion region = pd.registerMemory(memory, accessFlags);
         liveRegions.incrementAndGet();
         return region;
     }
@@ -43,17 +58,23 @@ final class ConnectionResources
      * {@code timeout}) and {@code inlineLength} bytes of inline data, each capped by the device.
      */
     QueuePair createQueuePair(
-        final FabricEndpoint endpoint, final CompletionQueue cq, final RdmaChannelParams params, final int inlineLength)
+        final FabricEndpoint endpoint,
+        final ProtectionDomain pd,
+        final CompletionQueue cq,
+        final RdmaChannelParams params,
+        final int inlineLength)
     {
-        return createQueuePair(endpoint, cq, cq, 1, params, inlineLength);
+        return createQueuePair(endpoint, pd, cq, cq, 1, params, inlineLength);
     }
 
     /**
-     * As {@link #createQueuePair(FabricEndpoint, CompletionQueue, RdmaChannelParams, int)}, with receives completing
-     * on their own CQ and a receive queue {@code receiveDepth} deep (commit=imm: the RECVs its WRITE_WITH_IMMs take).
+     * As {@link #createQueuePair(FabricEndpoint, ProtectionDomain, CompletionQueue, RdmaChannelParams, int)}, with
+     * receives completing on their own CQ and a receive queue {@code receiveDepth} deep (commit=imm: the RECVs its
+     * WRITE_WITH_IMMs take).
      */
     QueuePair createQueuePair(
         final FabricEndpoint endpoint,
+        final ProtectionDomain pd,
         final CompletionQueue sendCq,
         final CompletionQueue receiveCq,
         final int receiveDepth,
@@ -61,7 +82,7 @@ final class ConnectionResources
         final int inlineLength)
     {
         final var attributes = endpoint.device().attributes();
-        final QueuePair qp = endpoint.pd().createQueuePair(new QueuePairConfig()
+        final QueuePair qp = pd.createQueuePair(new QueuePairConfig()
             .sendCompletionQueue(sendCq)
             .receiveCompletionQueue(receiveCq)
             .maxSendWorkRequests(Math.min(params.queueDepth(), attributes.maxQueuePairWorkRequests()))
@@ -95,8 +116,11 @@ final class ConnectionResources
             Math.min(maxEntries, entries + SPARE_COMPLETION_QUEUE_ENTRIES), channel);
     }
 
-    /** Closes the queue pair, then its completion queue, then deregisters the regions; a null was never created. */
-    void free(final QueuePair qp, final CompletionQueue cq, final MemoryRegion... regions)
+    /**
+     * Closes the queue pair, then its completion queue, then deregisters the regions, then frees the protection domain
+     * they were in; a null was never created.
+     */
+    void free(final ProtectionDomain pd, final QueuePair qp, final CompletionQueue cq, final MemoryRegion... regions)
     {
         if (null != qp)
         {
@@ -115,6 +139,16 @@ final class ConnectionResources
                 liveRegions.decrementAndGet();
             }
         }
+        if (null != pd)
+        {
+            pd.close();
+            liveProtectionDomains.decrementAndGet();
+        }
+    }
+
+    int protectionDomainCount()
+    {
+        return liveProtectionDomains.get();
     }
 
     int registeredRegionCount()

@@ -4,7 +4,6 @@ import io.verbus.fabric.Device;
 import io.verbus.fabric.Fabric;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.Fabrics;
-import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePairConnectionInfo;
 import io.verbus.media.rdma.protocol.HandshakeException;
 import io.verbus.media.rdma.protocol.ProviderIds;
@@ -19,9 +18,9 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * One opened fabric device and protection domain for one publication or subscription, plus pools of the
- * memory it registers per connection, so that reconnects re-register (fresh regions and rkeys) without
- * allocating new pinned memory each time.
+ * One opened fabric device for one publication or subscription, plus pools of the memory it registers per
+ * connection, so that reconnects re-register (fresh regions and rkeys) without allocating new pinned memory each
+ * time. Each connection gets a protection domain of its own on this device (see {@link ConnectionResources}).
  * <p>
  * Pools are used by control threads only and synchronised for the publisher's concurrent handshakes.
  */
@@ -33,17 +32,15 @@ final class FabricEndpoint implements AutoCloseable
 
     private final Fabric fabric;
     private final Device device;
-    private final ProtectionDomain pd;
     private final int providerId;
     private final ArrayDeque<MemorySegment> freeRings = new ArrayDeque<>();
     private long ringBytesAllocated;
     private boolean closed;
 
-    private FabricEndpoint(final Fabric fabric, final Device device, final ProtectionDomain pd)
+    private FabricEndpoint(final Fabric fabric, final Device device)
     {
         this.fabric = fabric;
         this.device = device;
-        this.pd = pd;
         this.providerId = providerId(fabric.providerName());
     }
 
@@ -54,7 +51,7 @@ final class FabricEndpoint implements AutoCloseable
         try
         {
             device = fabric.openDevice();
-            return new FabricEndpoint(fabric, device, device.allocateProtectionDomain());
+            return new FabricEndpoint(fabric, device);
         }
         catch (final RuntimeException ex)
         {
@@ -97,11 +94,6 @@ final class FabricEndpoint implements AutoCloseable
     Device device()
     {
         return device;
-    }
-
-    ProtectionDomain pd()
-    {
-        return pd;
     }
 
     int providerId()
@@ -255,14 +247,6 @@ final class FabricEndpoint implements AutoCloseable
         {
             closed = true;
             freeRings.clear();
-            try
-            {
-                pd.close();
-            }
-            catch (final RuntimeException ignore)
-            {
-                // the device close below frees whatever the PD still holds
-            }
             device.close();
             fabric.close();
         }

@@ -3,8 +3,10 @@ package io.verbus.media.rdma;
 import io.verbus.fabric.CompletionChannel;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePair;
 import io.verbus.media.rdma.protocol.SocketMessageTransport;
+import io.verbus.media.rdma.protocol.SubscriberHandshake;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.ReadablePosition;
 
@@ -47,8 +49,8 @@ final class ImageConnection extends RcLink
     final String sourceIdentity;
 
 
-    /** The publisher's MTU from its CHALLENGE (validated there); set before the hand-over to the receiver. */
-    int mtuLength;
+    /** The publisher's MTU from its CHALLENGE (validated there). */
+    final int mtuLength;
     /**
      * Where the image starts: the join position, or below it once a catch-up by READ filled the ring from there; set
      * before the hand-over to the receiver.
@@ -78,12 +80,10 @@ final class ImageConnection extends RcLink
     ImageConnection(
         final long imageId,
         final String name,
-        final int sessionId,
-        final int streamId,
-        final int initialTermId,
-        final int termLength,
+        final SubscriberHandshake.PublicationInfo publication,
         final long joinPosition,
         final FabricEndpoint endpoint,
+        final ProtectionDomain pd,
         final MemorySegment ring,
         final MemoryRegion ringRegion,
         final int positionBlockIndex,
@@ -98,12 +98,13 @@ final class ImageConnection extends RcLink
         final SocketMessageTransport transport)
     {
         // The send CQ carries the status WRITEs' completions; with commit=imm the receive CQ is the immediates' own.
-        super(name, qp, qp.sendCompletionQueue(), sourceRegion, counters, transport);
+        super(name, pd, qp, qp.sendCompletionQueue(), sourceRegion, counters, transport);
         this.imageId = imageId;
-        this.sessionId = sessionId;
-        this.streamId = streamId;
-        this.initialTermId = initialTermId;
-        this.termLength = termLength;
+        this.sessionId = publication.sessionId();
+        this.streamId = publication.streamId();
+        this.initialTermId = publication.initialTermId();
+        this.termLength = publication.termLength();
+        this.mtuLength = publication.mtuLength();
         this.joinPosition = joinPosition;
         this.startPosition = joinPosition;
         this.endpoint = endpoint;

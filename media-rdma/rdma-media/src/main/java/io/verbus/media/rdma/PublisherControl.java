@@ -3,6 +3,7 @@ package io.verbus.media.rdma;
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePair;
 import io.verbus.media.PublicationLog;
 import io.verbus.media.rdma.protocol.HandshakeException;
@@ -227,6 +228,8 @@ final class PublisherControl implements AutoCloseable
         // Before anything is registered: a subscriber may only have this NIC connect back to where it is.
         endpoint.checkPeerNicAddress(offer.qp(), transport.socket().getInetAddress(), "CONNECT.qp");
         final int slot = statusSlots.acquire();
+        ProtectionDomain pd = null;
+        MemoryRegion logSourceRegion = null;
         MemoryRegion statusRegion = null;
         MemoryRegion sourceRegion = null;
         CompletionQueue cq = null;
@@ -235,14 +238,19 @@ final class PublisherControl implements AutoCloseable
         SubscriberConnection connection = null;
         try
         {
+            // Everything this subscriber's QP may touch is in a PD of its own: another subscriber's status rkey, or
+            // its catch-up grant, opens nothing through this QP.
+            pd = resources.allocateProtectionDomain(endpoint);
+            // The data WRITEs' source: the terms, local access only (no remote right at all).
+            logSourceRegion = resources.register(pd, log.logBuffers().segment().asSlice(0, 3L * log.termLength()), 0);
             // REMOTE_WRITE only (verbs requires LOCAL_WRITE with it); just this subscriber's slot.
-            statusRegion = resources.register(endpoint, statusSlots.block(slot),
+            statusRegion = resources.register(pd, statusSlots.block(slot),
                 AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-            sourceRegion = resources.register(endpoint, sourceBlocks.block(slot), 0);
+            sourceRegion = resources.register(pd, sourceBlocks.block(slot), 0);
             cq = ConnectionResources.createCompletionQueue(endpoint, params);
             // Data WRITEs up to the channel's inline length, and at least the position block's, go INLINE.
             final int inlineLength = Math.max(params.inlineLength(), SlotLayout.WRITE_LENGTH);
-            qp = resources.createQueuePair(endpoint, cq, params, inlineLength);
+            qp = resources.createQueuePair(endpoint, pd, cq, params, inlineLength);
             qp.connect(FabricEndpoint.toConnectionInfo(offer.qp()));
 
             final long id = connectionIds.incrementAndGet();
@@ -252,7 +260,7 @@ final class PublisherControl implements AutoCloseable
             final ImmediateCommit immediateCommit = CommitMode.IMM.code() == offer.commit() ?
                 new ImmediateCommit(offer.receiveCredits()) : null;
             RdmaCounters.set(counters.commitMode, offer.commit());
-            connection = new SubscriberConnection(id, connectionName, qp, cq,
+            connection = new SubscriberConnection(id, connectionName, pd, qp, cq, logSourceRegion,
                 statusRegion, slot, sourceRegion, offer.ringAddress(), offer.ringRkey(), offer.counterAddress(),
                 offer.counterRkey(), offer.hasGroupTag(), offer.groupTag(), inlineLimit, immediateCommit, counters,
                 transport);
@@ -262,7 +270,7 @@ final class PublisherControl implements AutoCloseable
                 final SubscriberConnection refused = connection;
                 connection = null;
                 refused.retired = true;
-                freeParts(slot, statusRegion, sourceRegion, cq, qp, counters);
+                freeParts(slot, pd, cq, qp, counters, logSourceRegion, statusRegion, sourceRegion);
                 throw new HandshakeException(HandshakeException.Reason.RESOURCES, "sender queue full");
             }
             final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(context.stepTimeoutMs());
@@ -302,7 +310,7 @@ final class PublisherControl implements AutoCloseable
             }
             else if (null == counters)
             {
-                freeParts(slot, statusRegion, sourceRegion, cq, qp, null);
+                freeParts(slot, pd, cq, qp, null, logSourceRegion, statusRegion, sourceRegion);
             }
             throw ex;
         }
@@ -315,7 +323,7 @@ final class PublisherControl implements AutoCloseable
             }
             else
             {
-                freeParts(slot, statusRegion, sourceRegion, cq, qp, counters);
+                freeParts(slot, pd, cq, qp, counters, logSourceRegion, statusRegion, sourceRegion);
             }
             throw new HandshakeException(HandshakeException.Reason.RESOURCES,
                 "cannot set up the connection: " + ex.getMessage(), ex);
@@ -335,7 +343,7 @@ final class PublisherControl implements AutoCloseable
         final MemorySegment terms = log.logBuffers().segment().asSlice(0, 3L * log.termLength());
         try
         {
-            final MemoryRegion logRegion = resources.register(endpoint, terms, AccessFlags.REMOTE_READ);
+            final MemoryRegion logRegion = resources.register(connection.pd, terms, AccessFlags.REMOTE_READ);
             connection.logReadRegion = logRegion;
             return logRegion;
         }
@@ -358,25 +366,22 @@ final class PublisherControl implements AutoCloseable
         }
         LOGGER.log(System.Logger.Level.INFO, "rdma publication " + name + ": subscriber " + connection.name +
             " disconnected: " + connection.closeReason);
-        // The QP goes first (no READ can start after it), then the log's READ registration: its rkey is revoked.
-        freeParts(connection.statusSlotIndex, connection.statusRegion, connection.sourceRegion, connection.cq,
-            connection.qp, connection.counters);
-        if (null != connection.logReadRegion)
-        {
-            resources.free(null, null, connection.logReadRegion);
-            connection.logReadRegion = null;
-        }
+        // The QP goes first (no READ can start after it), then the regions, the log's READ registration among them
+        // (its rkey is revoked), then the PD.
+        freeParts(connection.statusSlotIndex, connection.pd, connection.cq, connection.qp, connection.counters,
+            connection.logSourceRegion, connection.statusRegion, connection.sourceRegion, connection.logReadRegion);
+        connection.logReadRegion = null;
     }
 
     private void freeParts(
         final int slot,
-        final MemoryRegion statusRegion,
-        final MemoryRegion sourceRegion,
+        final ProtectionDomain pd,
         final CompletionQueue cq,
         final QueuePair qp,
-        final RdmaCounters.Connection counters)
+        final RdmaCounters.Connection counters,
+        final MemoryRegion... regions)
     {
-        resources.free(qp, cq, statusRegion, sourceRegion);
+        resources.free(pd, qp, cq, regions);
         statusSlots.release(slot);
         if (null != counters)
         {

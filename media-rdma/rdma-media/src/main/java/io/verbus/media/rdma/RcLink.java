@@ -2,6 +2,7 @@ package io.verbus.media.rdma;
 
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePair;
 import io.verbus.fabric.QueuePairState;
 import io.verbus.fabric.SendFlags;
@@ -32,6 +33,8 @@ import java.util.function.BooleanSupplier;
 abstract class RcLink
 {
     final String name;
+    /** The connection's own protection domain: its QP and the regions it uses, nothing of another connection. */
+    final ProtectionDomain pd;
     final QueuePair qp;
     final CompletionQueue cq;
     final MemoryRegion sourceRegion;
@@ -61,6 +64,7 @@ abstract class RcLink
 
     RcLink(
         final String name,
+        final ProtectionDomain pd,
         final QueuePair qp,
         final CompletionQueue cq,
         final MemoryRegion sourceRegion,
@@ -68,6 +72,7 @@ abstract class RcLink
         final SocketMessageTransport transport)
     {
         this.name = name;
+        this.pd = pd;
         this.qp = qp;
         this.cq = cq;
         this.sourceRegion = sourceRegion;

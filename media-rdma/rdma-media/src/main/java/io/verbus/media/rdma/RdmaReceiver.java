@@ -103,6 +103,12 @@ public final class RdmaReceiver implements MediaReceiver
         return control.resources().queuePairCount();
     }
 
+    /** @return protection domains held right now: one per publisher connection. */
+    public int protectionDomainCount()
+    {
+        return control.resources().protectionDomainCount();
+    }
+
     /** @return handshakes that failed. */
     public long rejectedHandshakes()
     {

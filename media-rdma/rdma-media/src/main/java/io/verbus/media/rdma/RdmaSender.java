@@ -2,7 +2,6 @@ package io.verbus.media.rdma;
 
 import io.aeron.logbuffer.FrameDescriptor;
 import io.verbus.fabric.Fabrics;
-import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.SendFlags;
 import io.verbus.fabric.WorkCompletion;
@@ -18,7 +17,6 @@ import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -52,7 +50,6 @@ public final class RdmaSender implements MediaSender
     private final NanoClock clock;
     private final ErrorHandler errorHandler;
     private final FabricEndpoint endpoint;
-    private final MemoryRegion logRegion;
     private final UnsafeBuffer[] termBuffers;
     private final long logAddress;
     private final int termLength;
@@ -104,9 +101,8 @@ public final class RdmaSender implements MediaSender
         try
         {
             maxMessageLength = Math.min(Integer.MAX_VALUE, endpoint.device().attributes().maxMessageLength());
-            final MemorySegment terms = log.logBuffers().segment().asSlice(0, 3L * termLength);
-            logRegion = endpoint.pd().registerMemory(terms, 0);
-            logAddress = logRegion.address();
+            // Each subscriber's connection registers the terms as its WRITEs' source in its own PD (PublisherControl).
+            logAddress = log.logBuffers().segment().address();
             final String name = "stream=" + log.streamId() + " session=" + log.sessionId();
             counters = new RdmaCounters.Side(context.countersManager(), "rdma torn status reads: " + name,
                 "rdma subscribers: " + name);
@@ -147,10 +143,19 @@ public final class RdmaSender implements MediaSender
         return connections.length;
     }
 
-    /** @return regions this sender holds registered right now: the log plus one status slot per subscriber. */
+    /**
+     * @return regions this sender holds registered right now, all for its subscribers: per subscriber the terms (as
+     * the source of its WRITEs), its status slot, its slot source block, and a granted catch-up's READ registration.
+     */
     public int registeredRegionCount()
     {
-        return (logRegion.isRegistered() ? 1 : 0) + control.resources().registeredRegionCount();
+        return control.resources().registeredRegionCount();
+    }
+
+    /** @return protection domains this sender holds right now: one per subscriber connection. */
+    public int protectionDomainCount()
+    {
+        return control.resources().protectionDomainCount();
     }
 
     /** @return QPs this sender holds right now. */
@@ -409,7 +414,7 @@ public final class RdmaSender implements MediaSender
                 flags |= SendFlags.INLINE;
                 inline++;
             }
-            batch.add().write(0, logAddress + localOffset, length, logRegion.lkey(),
+            batch.add().write(0, logAddress + localOffset, length, connection.logSourceLkey,
                 connection.ringAddress + localOffset, connection.ringRkey, flags);
             position += length;
             bytes += length;
@@ -652,7 +657,6 @@ public final class RdmaSender implements MediaSender
         RcLink.retireQueued(newConnections, "publication closed");
         log.connected(false);
         control.close();
-        logRegion.deregister();
         sideCounters.free();
         endpoint.close();
     }

@@ -2,6 +2,7 @@ package io.verbus.media.rdma;
 
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePair;
 import io.verbus.media.rdma.protocol.SocketMessageTransport;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -18,6 +19,13 @@ import org.agrona.concurrent.UnsafeBuffer;
 final class SubscriberConnection extends RcLink
 {
     final long id;
+    /**
+     * The log's three terms registered for local access in this connection's protection domain: the source of its data
+     * WRITEs (a QP can use only the lkeys of its own PD).
+     */
+    final MemoryRegion logSourceRegion;
+    /** {@link #logSourceRegion}'s lkey, read once: the send path names it in every data WRITE. */
+    final int logSourceLkey;
     final MemoryRegion statusRegion;
     final int statusSlotIndex;
     final UnsafeBuffer statusBlock;
@@ -53,8 +61,10 @@ final class SubscriberConnection extends RcLink
     SubscriberConnection(
         final long id,
         final String name,
+        final ProtectionDomain pd,
         final QueuePair qp,
         final CompletionQueue cq,
+        final MemoryRegion logSourceRegion,
         final MemoryRegion statusRegion,
         final int statusSlotIndex,
         final MemoryRegion sourceRegion,
@@ -69,8 +79,10 @@ final class SubscriberConnection extends RcLink
         final RdmaCounters.Connection counters,
         final SocketMessageTransport transport)
     {
-        super(name, qp, cq, sourceRegion, counters, transport);
+        super(name, pd, qp, cq, sourceRegion, counters, transport);
         this.id = id;
+        this.logSourceRegion = logSourceRegion;
+        this.logSourceLkey = logSourceRegion.lkey();
         this.statusRegion = statusRegion;
         this.statusSlotIndex = statusSlotIndex;
         this.statusBlock = new UnsafeBuffer(statusRegion.address(), (int)statusRegion.length());

@@ -4,6 +4,7 @@ import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionChannel;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePair;
 import io.verbus.media.rdma.protocol.ConnectFlyweight;
 import io.verbus.media.rdma.protocol.HandshakeException;
@@ -203,16 +204,14 @@ final class SubscriberControl implements AutoCloseable
                 }
                 final long imageId = imageIds.incrementAndGet();
                 final String connectionName = name + " session=" + publication.sessionId() + " image=" + imageId;
-                final ImageConnection image = new ImageConnection(imageId, connectionName, publication.sessionId(),
-                    publication.streamId(), publication.initialTermId(), publication.termLength(),
-                    accepted.joinPosition(), prepared.endpoint, prepared.ring, prepared.ringRegion,
+                final ImageConnection image = new ImageConnection(imageId, connectionName, publication,
+                    accepted.joinPosition(), prepared.endpoint, prepared.pd, prepared.ring, prepared.ringRegion,
                     prepared.positionIndex, prepared.positionRegion, prepared.sourceRegion, prepared.qp,
                     prepared.eventChannel, prepared.commit,
                     new ImageConnection.StatusSlot(accepted.statusAddress(), accepted.statusRkey()),
                     "rdma:" + params.endpointHost() + ":" + params.endpointPort(),
                     new RdmaCounters.Connection(context.countersManager(), connectionName,
                         null != prepared.eventChannel), transport);
-                image.mtuLength = publication.mtuLength();
                 try
                 {
                     // RECVs for every WRITE_WITH_IMM the publisher may have in flight, posted before READY (no RNR).
@@ -235,7 +234,7 @@ final class SubscriberControl implements AutoCloseable
             public void release(final SubscriberHandshake.LocalOffer offer)
             {
                 final Prepared prepared = (Prepared)offer.attachment();
-                freeParts(prepared.endpoint, prepared.ring, prepared.ringRegion, prepared.positionIndex,
+                freeParts(prepared.endpoint, prepared.pd, prepared.ring, prepared.ringRegion, prepared.positionIndex,
                     prepared.positionRegion, prepared.sourceRegion, prepared.cq, prepared.receiveCq,
                     prepared.eventChannel, prepared.qp, null, false);
             }
@@ -322,7 +321,8 @@ final class SubscriberControl implements AutoCloseable
         return connectionsMade.get();
     }
 
-    private record Prepared(FabricEndpoint endpoint, MemorySegment ring, MemoryRegion ringRegion, int positionIndex,
+    private record Prepared(FabricEndpoint endpoint, ProtectionDomain pd, MemorySegment ring, MemoryRegion ringRegion,
+        int positionIndex,
         MemoryRegion positionRegion, MemoryRegion sourceRegion, CompletionQueue cq, CompletionQueue receiveCq,
         CompletionChannel eventChannel, QueuePair qp, CommitMode.Choice commit, int credits)
     {
@@ -350,6 +350,7 @@ final class SubscriberControl implements AutoCloseable
         final CommitMode.Choice commit = agreeCommit(endpoint, publication.commitWord());
         final boolean immediate = CommitMode.IMM == commit.mode();
         final int credits = immediate ? ConnectionResources.receiveCredits(endpoint, params) : 0;
+        ProtectionDomain pd = null;
         MemorySegment ring = null;
         MemoryRegion ringRegion = null;
         int positionIndex = -1;
@@ -363,12 +364,15 @@ final class SubscriberControl implements AutoCloseable
         {
             final long ringLength = 3L * publication.termLength();
             ring = endpoint.acquireRing(ringLength);
+            // This publisher's QP and the regions it may touch are in a PD of their own: another publisher's ring
+            // rkey opens nothing through this QP.
+            pd = resources.allocateProtectionDomain(endpoint);
             // REMOTE_WRITE only (plus the LOCAL_WRITE verbs demands with it): the publisher cannot read it.
-            ringRegion = resources.register(endpoint, ring, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+            ringRegion = resources.register(pd, ring, AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
             positionIndex = positionBlocks.acquire();
-            positionRegion = resources.register(endpoint, positionBlocks.block(positionIndex),
+            positionRegion = resources.register(pd, positionBlocks.block(positionIndex),
                 AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
-            sourceRegion = resources.register(endpoint, sourceBlocks.block(positionIndex), 0);
+            sourceRegion = resources.register(pd, sourceBlocks.block(positionIndex), 0);
             cq = ConnectionResources.createCompletionQueue(endpoint, params);
             // Only status WRITEs go out on this QP: the position block's length is all it inlines.
             if (immediate)
@@ -377,13 +381,14 @@ final class SubscriberControl implements AutoCloseable
                 // idle=event: a channel of its own, on which only this connection's image ever blocks.
                 eventChannel = params.isIdleEvent() ? endpoint.device().createCompletionChannel() : null;
                 receiveCq = ConnectionResources.createReceiveCompletionQueue(endpoint, credits + 1, eventChannel);
-                qp = resources.createQueuePair(endpoint, cq, receiveCq, credits + 1, params, SlotLayout.WRITE_LENGTH);
+                qp = resources.createQueuePair(endpoint, pd, cq, receiveCq, credits + 1, params,
+                    SlotLayout.WRITE_LENGTH);
             }
             else
             {
-                qp = resources.createQueuePair(endpoint, cq, params, SlotLayout.WRITE_LENGTH);
+                qp = resources.createQueuePair(endpoint, pd, cq, params, SlotLayout.WRITE_LENGTH);
             }
-            final Prepared prepared = new Prepared(endpoint, ring, ringRegion, positionIndex, positionRegion,
+            final Prepared prepared = new Prepared(endpoint, pd, ring, ringRegion, positionIndex, positionRegion,
                 sourceRegion, cq, receiveCq, eventChannel, qp, commit, credits);
             return new SubscriberHandshake.LocalOffer(ringRegion.address(), ringLength, ringRegion.rkey(),
                 positionRegion.address(), positionRegion.rkey(),
@@ -392,13 +397,13 @@ final class SubscriberControl implements AutoCloseable
         }
         catch (final HandshakeException ex)
         {
-            freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, receiveCq,
+            freeParts(endpoint, pd, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, receiveCq,
                 eventChannel, qp, null, false);
             throw ex;
         }
         catch (final RuntimeException | InternalError ex)
         {
-            freeParts(endpoint, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, receiveCq,
+            freeParts(endpoint, pd, ring, ringRegion, positionIndex, positionRegion, sourceRegion, cq, receiveCq,
                 eventChannel, qp, null, false);
             throw new HandshakeException(HandshakeException.Reason.RESOURCES,
                 "cannot register the ring: " + ex.getMessage(), ex);
@@ -500,13 +505,15 @@ final class SubscriberControl implements AutoCloseable
         ControlThreads.await(() -> connection.retired, ControlThreads.RETIRE_WAIT_MS);
         LOGGER.log(System.Logger.Level.INFO, "rdma subscription " + connection.name + ": disconnected: " +
             connection.closeReason);
-        freeParts(connection.endpoint, connection.ring, connection.ringRegion, connection.positionBlockIndex,
+        freeParts(connection.endpoint, connection.pd, connection.ring, connection.ringRegion,
+            connection.positionBlockIndex,
             connection.positionRegion, connection.sourceRegion, connection.cq, connection.receiveCq,
             connection.eventChannel, connection.qp, connection.counters, true);
     }
 
     private void freeParts(
         final FabricEndpoint endpoint,
+        final ProtectionDomain pd,
         final MemorySegment ring,
         final MemoryRegion ringRegion,
         final int positionIndex,
@@ -525,17 +532,17 @@ final class SubscriberControl implements AutoCloseable
             // commit=imm: a poll still in progress may reap the receive CQ and post a RECV, so the QP and its CQs
             // linger with the ring (and with idle=event the channel, on which a poller may still wait: its waits are
             // bounded well below the linger); the regions go now (the publisher's rkeys die at once).
-            resources.free(null, null, ringRegion, positionRegion, sourceRegion);
+            resources.free(null, null, null, ringRegion, positionRegion, sourceRegion);
             deferredFree = () ->
             {
-                resources.free(qp, cq);
+                resources.free(pd, qp, cq);
                 receiveCq.close();
                 closeChannel(eventChannel);
             };
         }
         else
         {
-            resources.free(qp, cq, ringRegion, positionRegion, sourceRegion);
+            resources.free(pd, qp, cq, ringRegion, positionRegion, sourceRegion);
             if (null != receiveCq)
             {
                 receiveCq.close();

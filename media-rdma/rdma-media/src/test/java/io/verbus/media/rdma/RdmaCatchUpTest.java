@@ -31,7 +31,9 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -346,19 +348,19 @@ class RdmaCatchUpTest
         final int rkey = logRegion.rkey();
         final MemorySegment terms = rig.log.logBuffers().segment();
 
-        try (Probe probe = new Probe(rig, provider))
+        try (Probe probe = new Probe(rig, provider, admitted.pd))
         {
             assertEquals(WorkCompletionStatus.SUCCESS, probe.read(address + 4096, rkey, 1024));
             assertArrayEquals(terms.asSlice(4096, 1024).toArray(ValueLayout.JAVA_BYTE),
                 probe.local.segment().asSlice(0, 1024).toArray(ValueLayout.JAVA_BYTE));
         }
-        try (Probe probe = new Probe(rig, provider))
+        try (Probe probe = new Probe(rig, provider, admitted.pd))
         {
             assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, probe.read(address + 3L * TERM_LENGTH - 512, rkey, 1024),
                 "a READ past the granted terms (into the metadata) is refused");
         }
         final byte[] before = terms.asSlice(0, 1024).toArray(ValueLayout.JAVA_BYTE);
-        try (Probe probe = new Probe(rig, provider))
+        try (Probe probe = new Probe(rig, provider, admitted.pd))
         {
             probe.local.segment().fill((byte)0x5A);
             assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, probe.write(address, rkey, 1024),
@@ -369,7 +371,7 @@ class RdmaCatchUpTest
         rig.closeSubscriber(late);
         rig.awaitCondition("the late joiner's connection released", 20_000, () -> null == admitted.logReadRegion);
         assertTrue(!logRegion.isRegistered(), "deregistered on disconnect");
-        try (Probe probe = new Probe(rig, provider))
+        try (Probe probe = new Probe(rig, provider, liveConnection.pd))
         {
             assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, probe.read(address + 4096, rkey, 1024),
                 "the old rkey no longer opens the log");
@@ -377,8 +379,51 @@ class RdmaCatchUpTest
     }
 
     /**
-     * A QP on the publisher's own protection domain, where the granted rkey is valid, connected to a QP on a device
-     * of its own: what a subscriber holding the rkey could do with it.
+     * Each subscriber's connection is a protection domain of its own at the publisher: the rkeys made for one
+     * subscriber (its status slot, its catch-up grant) open nothing through another subscriber's QP, whatever that
+     * subscriber learns or guesses.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = { "shm", "tcp" })
+    void shouldOpenOneSubscribersRegionsToNoOtherSubscribersConnection(final String provider)
+    {
+        startWithALiveSubscriber(provider);
+        final long from = startPositions[messageStartingWithin(TERM_LENGTH / 4)];
+        addLateJoiner("join", "recent", "join-position", Long.toString(from));
+        final SubscriberConnection grantee = lateConnection;
+        final MemoryRegion grant = grantee.logReadRegion;
+        assertNotNull(grant);
+        assertNotSame(liveConnection.pd, grantee.pd, "a protection domain per subscriber");
+
+        try (Probe probe = new Probe(rig, provider, grantee.pd))
+        {
+            assertEquals(WorkCompletionStatus.SUCCESS, probe.read(grant.address() + 4096, grant.rkey(), 1024),
+                "the grant works through its own subscriber's connection");
+        }
+        try (Probe probe = new Probe(rig, provider, liveConnection.pd))
+        {
+            assertEquals(WorkCompletionStatus.REM_ACCESS_ERR,
+                probe.read(grant.address() + 4096, grant.rkey(), 1024),
+                "another subscriber's connection cannot use the grant");
+        }
+        final MemoryRegion slot = grantee.statusRegion;
+        final long pattern = 0x5A5A_5A5A_5A5A_5A5AL;
+        try (Probe probe = new Probe(rig, provider, liveConnection.pd))
+        {
+            probe.local.segment().fill((byte)0x5A);
+            assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, probe.write(slot.address(), slot.rkey(), 24),
+                "another subscriber's connection cannot write this subscriber's status slot");
+        }
+        for (int offset = 0; offset < 24; offset += 8)
+        {
+            assertNotEquals(pattern, slot.segment().get(ValueLayout.JAVA_LONG_UNALIGNED, offset),
+                "the probe's bytes never landed in the status slot");
+        }
+    }
+
+    /**
+     * A QP on one of the publisher's protection domains (a subscriber connection's), connected to a QP on a device of
+     * its own: what the subscriber of that connection could do with an rkey it holds.
      */
     private static final class Probe implements AutoCloseable
     {
@@ -393,7 +438,7 @@ class RdmaCatchUpTest
         private final WorkRequestBatch batch = new WorkRequestBatch(1);
         private final WorkCompletion[] completions = WorkCompletion.newArray(4);
 
-        Probe(final RdmaRig rig, final String provider)
+        Probe(final RdmaRig rig, final String provider, final ProtectionDomain publisherPd)
         {
             fabric = Fabrics.open(provider, rig.fabricContext(null));
             device = fabric.openDevice();
@@ -402,9 +447,8 @@ class RdmaCatchUpTest
             qp = pd.createQueuePair(new QueuePairConfig().completionQueue(cq).maxSendWorkRequests(4)
                 .maxReceiveWorkRequests(1));
             local = pd.registerMemory(device.allocateMemory(4096), AccessFlags.LOCAL_WRITE);
-            final FabricEndpoint publisher = rig.sender.endpoint();
-            publisherCq = publisher.device().createCompletionQueue(16);
-            publisherQp = publisher.pd().createQueuePair(new QueuePairConfig().completionQueue(publisherCq)
+            publisherCq = publisherPd.device().createCompletionQueue(16);
+            publisherQp = publisherPd.createQueuePair(new QueuePairConfig().completionQueue(publisherCq)
                 .maxSendWorkRequests(4).maxReceiveWorkRequests(1));
             qp.connect(publisherQp.localConnectionInfo());
             publisherQp.connect(qp.localConnectionInfo());

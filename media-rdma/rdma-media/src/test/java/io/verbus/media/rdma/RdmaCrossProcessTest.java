@@ -189,7 +189,8 @@ class RdmaCrossProcessTest
                 return rig.sender.subscriberCount() == 0;
             });
             rig.awaitCondition("publisher released its QP and slot", 20_000,
-                () -> rig.sender.queuePairCount() == 0 && rig.sender.registeredRegionCount() == 1);
+                () -> rig.sender.queuePairCount() == 0 && rig.sender.registeredRegionCount() == 0 &&
+                    rig.sender.protectionDomainCount() == 0);
             assertTrue(!rig.log.isConnected(), "NOT_CONNECTED with no subscriber left");
 
             // Its successor joins at the current position and gets an intact stream from there.

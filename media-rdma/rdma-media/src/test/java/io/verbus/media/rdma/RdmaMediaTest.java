@@ -206,7 +206,8 @@ class RdmaMediaTest
         rig.awaitCondition("not connected", 5_000, () -> !rig.log.isConnected());
         assertEquals(TestLogAppender.NOT_CONNECTED, rig.appender.offer(message, 0, 64));
         rig.awaitCondition("publisher released the subscriber's QP and slot", 10_000,
-            () -> rig.sender.queuePairCount() == 0 && rig.sender.registeredRegionCount() == 1);
+            () -> rig.sender.queuePairCount() == 0 && rig.sender.registeredRegionCount() == 0 &&
+                rig.sender.protectionDomainCount() == 0);
     }
 
     @Test

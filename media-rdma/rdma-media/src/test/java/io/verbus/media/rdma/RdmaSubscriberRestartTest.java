@@ -94,13 +94,15 @@ class RdmaSubscriberRestartTest
                         () -> rig.sender.subscriberCount() == 0);
                 }
                 rig.awaitCondition("publisher released incarnation " + restart, 20_000,
-                    () -> rig.sender.queuePairCount() == 0 && rig.sender.registeredRegionCount() == 1);
+                    () -> rig.sender.queuePairCount() == 0 && rig.sender.registeredRegionCount() == 0 &&
+                        rig.sender.protectionDomainCount() == 0);
                 assertFalse(admitted.statusRegion.isRegistered());
                 assertNull(publisherDevice.regionTable().lookup(admitted.statusRegion.lkey()),
                     "the provider no longer knows the status slot's key");
                 assertNull(publisherDevice.queuePair(admitted.qp.qpNumber()), "the provider destroyed the QP");
                 assertEquals(0, subscriber.receiver.registeredRegionCount());
                 assertEquals(0, subscriber.receiver.queuePairCount());
+                assertEquals(0, subscriber.receiver.protectionDomainCount());
 
                 if (0 == restart)
                 {
