@@ -187,6 +187,7 @@ class TcpHelloHijackTest
         try (SocketChannel attacker = SocketChannel.open(responderPort))
         {
             writeFully(attacker, hello);
+            assertNoAnswerFor(attacker, TimeUnit.MILLISECONDS.toNanos(200)); // held, neither accepted nor answered
             lateTarget.modifyToReadyToReceive(lateRequester.localConnectionInfo());
             lateTarget.modifyToReadyToSend();
             lateRequester.connect(lateTarget.localConnectionInfo());
@@ -307,6 +308,29 @@ class TcpHelloHijackTest
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         }
         return fail("the NIC neither answered nor closed the connection in time");
+    }
+
+    private static void assertNoAnswerFor(final SocketChannel attacker, final long durationNs) throws IOException
+    {
+        attacker.configureBlocking(false);
+        final ByteBuffer answer = ByteBuffer.allocate(TcpWire.HELLO_LENGTH);
+        final long endNs = System.nanoTime() + durationNs;
+        while (System.nanoTime() < endNs)
+        {
+            try
+            {
+                if (attacker.read(answer) != 0)
+                {
+                    break;
+                }
+            }
+            catch (final IOException reset)
+            {
+                break;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        assertEquals(0, answer.position(), "the NIC answered a hello to a QP that did not know its peer yet");
     }
 
     private static void writeFully(final SocketChannel channel, final ByteBuffer frame) throws IOException
