@@ -2,6 +2,7 @@ package io.verbus.fabric.tcp;
 
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.FaultInjection;
+import io.verbus.fabric.QueuePairConnectionInfo;
 import org.agrona.concurrent.Agent;
 import org.agrona.concurrent.ManyToOneConcurrentArrayQueue;
 
@@ -41,10 +42,17 @@ final class TcpNic implements Agent
     private final List<TcpConnection> connections = new ArrayList<>();
     private TcpQueuePair[] queuePairs = new TcpQueuePair[0];
     private static final long ACCEPT_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** A flood of bad hellos costs one log line per interval (with the count since the last), not one per hello. */
+    static final long REFUSAL_LOG_INTERVAL_NS = TimeUnit.SECONDS.toNanos(5);
+    private static final System.Logger LOGGER = System.getLogger(TcpNic.class.getName());
 
     private int seenConnectionDrops;
     private long nextAcceptNs;
     private boolean dead;
+    /** Hellos refused since the device opened; written by the NIC thread only, read by tests. */
+    private volatile long refusedHellos;
+    private long refusedHellosLogged;
+    private long nextRefusalLogNs;
 
     /**
      * @param eager true when the NIC thread busy-spins on a CPU of its own: it then makes progress on every QP on
@@ -67,6 +75,16 @@ final class TcpNic implements Agent
         this.faults = context.faultInjection();
         this.connectTimeoutNs = context.tcpConnectTimeoutNs();
         this.seenConnectionDrops = faults.connectionDropCount();
+        this.nextRefusalLogNs = System.nanoTime();
+    }
+
+    /**
+     * @return connections closed because their hello was not one of this NIC's QPs' peers (bad magic or version,
+     * unknown QP, wrong QPN or PSN, or no complete hello within the connect timeout).
+     */
+    long refusedHelloCount()
+    {
+        return refusedHellos;
     }
 
     boolean isEager()
@@ -264,8 +282,12 @@ final class TcpNic implements Agent
         final ByteBuffer out = connection.writeBuffer();
         out.putInt(offset + TcpWire.HELLO_MAGIC_OFFSET, TcpWire.MAGIC);
         out.putInt(offset + TcpWire.HELLO_VERSION_OFFSET, TcpWire.VERSION);
-        out.putInt(offset + TcpWire.HELLO_TARGET_QPN_OFFSET, connection.queuePair.remoteConnectionInfo().qpNumber());
-        out.putInt(offset + TcpWire.HELLO_SOURCE_QPN_OFFSET, connection.queuePair.qpNumber());
+        final TcpQueuePair qp = connection.queuePair;
+        final QueuePairConnectionInfo remote = qp.remoteConnectionInfo();
+        out.putInt(offset + TcpWire.HELLO_TARGET_QPN_OFFSET, remote.qpNumber());
+        out.putInt(offset + TcpWire.HELLO_SOURCE_QPN_OFFSET, qp.qpNumber());
+        out.putInt(offset + TcpWire.HELLO_TARGET_PSN_OFFSET, remote.psn());
+        out.putInt(offset + TcpWire.HELLO_SOURCE_PSN_OFFSET, qp.localPsn());
         connection.helloDone = true;
         connection.flush();
     }
@@ -322,52 +344,57 @@ final class TcpNic implements Agent
     }
 
     /**
-     * The first bytes of an accepted connection: which QP the peer calls. Requests after it stay in the read buffer
-     * for the QP's engine, which owns the connection once it is established.
+     * The first bytes of an accepted connection: which QP the peer calls, and proof that it is that QP's peer (see
+     * {@link TcpWire#HELLO_TARGET_PSN_OFFSET}). Requests after it stay in the read buffer for the QP's engine, which
+     * owns the connection once it is established. A hello that does not prove it closes this connection only: the
+     * QP's own connections are untouched.
      */
     private int processHello(final TcpConnection connection, final long nowNs)
     {
         final ByteBuffer in = connection.startReading();
-        TcpQueuePair qp = null;
+        final TcpQueuePair qp;
         final int sourceQpn;
+        final int sourcePsn;
         try
         {
+            final int start = in.position();
+            if (in.remaining() >= TcpWire.HELLO_PREAMBLE_LENGTH &&
+                (in.getInt(start + TcpWire.HELLO_MAGIC_OFFSET) != TcpWire.MAGIC ||
+                in.getInt(start + TcpWire.HELLO_VERSION_OFFSET) != TcpWire.VERSION))
+            {
+                return refuse(connection, "not a tcp NIC hello of wire version " + TcpWire.VERSION, nowNs);
+            }
+            final boolean timedOut = nowNs - connection.openedNs > connectTimeoutNs;
             if (in.remaining() < TcpWire.HELLO_LENGTH)
             {
-                return 0;
-            }
-            final int start = in.position();
-            if (in.getInt(start + TcpWire.HELLO_MAGIC_OFFSET) != TcpWire.MAGIC ||
-                in.getInt(start + TcpWire.HELLO_VERSION_OFFSET) != TcpWire.VERSION)
-            {
-                closeConnection(connection);
-                return 1;
+                return timedOut ? refuse(connection, "no whole hello within the connect timeout", nowNs) : 0;
             }
             final int targetQpn = in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET);
-            qp = find(targetQpn);
-            if (null == qp)
+            TcpQueuePair target = find(targetQpn);
+            if (null == target)
             {
                 // The QP may be created but its add command not yet drained: look again after draining.
                 commands.drain(runCommand);
-                qp = find(targetQpn);
+                target = find(targetQpn);
             }
-            if (null == qp)
+            // Unknown QP, or one that does not know its peer yet (the handshake that tells it may still be under
+            // way: the dialer reached RTS before this side reached RTR): wait, then check.
+            final QueuePairConnectionInfo remote = null == target ? null : target.remoteConnectionInfo();
+            if (null == remote)
             {
-                if (nowNs - connection.openedNs > connectTimeoutNs)
-                {
-                    closeConnection(connection);
-                    return 1;
-                }
-                return 0;
+                return timedOut ? refuse(connection, null == target ?
+                    "no such QP within the connect timeout" : "QP not connected within the connect timeout", nowNs) :
+                    0;
             }
             sourceQpn = in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET);
-            if (null != qp.remoteConnectionInfo() && qp.remoteConnectionInfo().qpNumber() != sourceQpn)
+            sourcePsn = in.getInt(start + TcpWire.HELLO_SOURCE_PSN_OFFSET);
+            if (in.getInt(start + TcpWire.HELLO_TARGET_PSN_OFFSET) != target.localPsn() ||
+                sourceQpn != remote.qpNumber() || sourcePsn != remote.psn())
             {
-                closeConnection(connection);
-                qp = null;
-                return 1;
+                return refuse(connection, "QPNs and PSNs do not match a connected QP", nowNs);
             }
             in.position(start + TcpWire.HELLO_LENGTH);
+            qp = target;
         }
         finally
         {
@@ -381,7 +408,7 @@ final class TcpNic implements Agent
         // back, before any response the engine writes once the connection is established.
         try
         {
-            acknowledgeHello(connection, sourceQpn, qp.qpNumber());
+            acknowledgeHello(connection, sourceQpn, sourcePsn, qp.qpNumber(), qp.localPsn());
             connection.flush(); // what the socket does not take stays in order; the engine flushes it with responses
         }
         catch (final IOException ex)
@@ -390,7 +417,8 @@ final class TcpNic implements Agent
             return 1;
         }
 
-        // Hand it to the QP's engine, under the engine: its holder may be using the connection this one replaces.
+        // Hand it to the QP's engine, under the engine: its holder may be using the connection this one replaces
+        // (the same peer QP dialing again: it proved the same QPNs and PSNs).
         qp.lockForNic();
         try
         {
@@ -411,10 +439,10 @@ final class TcpNic implements Agent
     }
 
     /**
-     * The first bytes back on a dialed connection: the responder's answer to its hello, the same frame with the QPNs
-     * swapped. Until it arrives the connection stays this thread's and nothing but the hello was written to it; then
-     * it is established and handed to the QP's engine. Anything else (a port that is no Verbus NIC, another QP) and
-     * the connection is lost, so the QP errs.
+     * The first bytes back on a dialed connection: the responder's answer to its hello, the same frame with targets
+     * and sources swapped. Until it arrives the connection stays this thread's and nothing but the hello was written
+     * to it; then it is established and handed to the QP's engine. Anything else (a port that is no Verbus NIC,
+     * another QP, a QP that does not hold this one's PSN) and the connection is lost, so the QP errs.
      */
     private int processHelloAnswer(final TcpConnection connection)
     {
@@ -427,10 +455,13 @@ final class TcpNic implements Agent
                 return 0;
             }
             final int start = in.position();
+            final QueuePairConnectionInfo remote = qp.remoteConnectionInfo();
             if (in.getInt(start + TcpWire.HELLO_MAGIC_OFFSET) != TcpWire.MAGIC ||
                 in.getInt(start + TcpWire.HELLO_VERSION_OFFSET) != TcpWire.VERSION ||
                 in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET) != qp.qpNumber() ||
-                in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET) != qp.remoteConnectionInfo().qpNumber())
+                in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET) != remote.qpNumber() ||
+                in.getInt(start + TcpWire.HELLO_TARGET_PSN_OFFSET) != qp.localPsn() ||
+                in.getInt(start + TcpWire.HELLO_SOURCE_PSN_OFFSET) != remote.psn())
             {
                 // Not the Verbus NIC the peer announced: drop it, the QP errs, nothing was sent there but the hello.
                 lose(connection);
@@ -450,8 +481,12 @@ final class TcpNic implements Agent
         return 1;
     }
 
-    private static void acknowledgeHello(final TcpConnection connection, final int dialerQpn, final int responderQpn)
-        throws IOException
+    private static void acknowledgeHello(
+        final TcpConnection connection,
+        final int dialerQpn,
+        final int dialerPsn,
+        final int responderQpn,
+        final int responderPsn) throws IOException
     {
         final int offset = connection.reserve(TcpWire.HELLO_LENGTH);
         if (offset < 0)
@@ -463,6 +498,44 @@ final class TcpNic implements Agent
         out.putInt(offset + TcpWire.HELLO_VERSION_OFFSET, TcpWire.VERSION);
         out.putInt(offset + TcpWire.HELLO_TARGET_QPN_OFFSET, dialerQpn);
         out.putInt(offset + TcpWire.HELLO_SOURCE_QPN_OFFSET, responderQpn);
+        out.putInt(offset + TcpWire.HELLO_TARGET_PSN_OFFSET, dialerPsn);
+        out.putInt(offset + TcpWire.HELLO_SOURCE_PSN_OFFSET, responderPsn);
+    }
+
+    /**
+     * Close a connection whose hello failed (it never reached a QP, so no QP is touched), count it, and log at most
+     * one WARNING per {@link #REFUSAL_LOG_INTERVAL_NS}, saying how many were refused since the previous line: anyone
+     * who reaches the port can send bad hellos, as fast as they like.
+     *
+     * @return work done: 1.
+     */
+    private int refuse(final TcpConnection connection, final String reason, final long nowNs)
+    {
+        final long refused = refusedHellos + 1;
+        refusedHellos = refused; // single writer: this thread
+        if (nowNs - nextRefusalLogNs >= 0)
+        {
+            nextRefusalLogNs = nowNs + REFUSAL_LOG_INTERVAL_NS;
+            final long unlogged = refused - refusedHellosLogged - 1;
+            refusedHellosLogged = refused;
+            LOGGER.log(System.Logger.Level.WARNING, "verbus tcp NIC " + device.attributes().name() +
+                ": refused a connection from " + remoteAddressOf(connection) + ": " + reason +
+                (0 == unlogged ? "" : " (and " + unlogged + " more refused since the previous line)"));
+        }
+        closeConnection(connection);
+        return 1;
+    }
+
+    private static String remoteAddressOf(final TcpConnection connection)
+    {
+        try
+        {
+            return String.valueOf(connection.channel.getRemoteAddress());
+        }
+        catch (final IOException ex)
+        {
+            return "an unknown address";
+        }
     }
 
     private TcpQueuePair find(final int qpNumber)

@@ -246,6 +246,15 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         }
     }
 
+    /**
+     * @return this QP's random starting PSN, which only the authenticated handshake carries to the peer: the part of
+     * the hello ({@link TcpWire#HELLO_TARGET_PSN_OFFSET}) a third party cannot guess.
+     */
+    int localPsn()
+    {
+        return psn;
+    }
+
     static boolean isIpv4Mapped(final byte[] gid)
     {
         for (int i = 0; i < 10; i++)

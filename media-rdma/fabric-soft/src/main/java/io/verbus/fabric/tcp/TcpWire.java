@@ -16,17 +16,32 @@ final class TcpWire
      * 3: cumulative acknowledgements and the 40-byte request header (the tcp-fast engine), and the responder answers
      * the hello, the dialer sending nothing else before that answer. (2 was either one of these alone.)
      * 4: requests carry the requester's RNR budget and the responder ends an RNR wait (NAK RNR_RETRY_EXC_ERR).
+     * 5: the hello carries both QPs' PSNs and is accepted only when all four fields match the QP's connection.
      */
-    static final int VERSION = 4;
+    static final int VERSION = 5;
 
-    // Hello, first bytes of a dialed connection: who is calling which QP. The responder answers with the same
-    // frame, target and source swapped: proof that a Verbus NIC with that QP is at the other end. Until it arrives
-    // the dialer transmits nothing, so a peer that points this NIC at some other service gets 16 bytes, no data.
+    // Hello, first bytes of a dialed connection: who is calling which QP, and proof that the caller took part in
+    // the handshake that connected the two. QPNs are sequential and guessable, so they only address; the two
+    // 24-bit starting PSNs are random and travel only inside the handshake the layer above authenticates (the rdma
+    // media's HMAC-checked CONNECT/ACCEPT), so they are what a third party who can merely reach the port lacks.
+    // The responder accepts a hello only when the target QP exists, its own PSN is the target PSN, and it already
+    // holds its remote connection info (RTR) whose QPN and PSN are the source's; until it holds that info the
+    // connection waits, up to the connect timeout. A refused hello closes only its own connection, never the QP's.
+    // The responder answers with the same frame, targets and sources swapped, which the dialer checks the same way:
+    // proof that the Verbus NIC with that QP is at the other end. Until it arrives the dialer transmits nothing, so
+    // a peer that points this NIC at some other service gets the hello's bytes and no data.
+    // Not confidential: an observer of the plaintext handshake (or of this hello) learns all four values.
     static final int HELLO_MAGIC_OFFSET = 0;
     static final int HELLO_VERSION_OFFSET = 4;
+    /** Bytes the responder needs to tell a Verbus NIC of this version from anything else. */
+    static final int HELLO_PREAMBLE_LENGTH = 8;
     static final int HELLO_TARGET_QPN_OFFSET = 8;
     static final int HELLO_SOURCE_QPN_OFFSET = 12;
-    static final int HELLO_LENGTH = 16;
+    /** int: the target QP's starting PSN as the dialer learnt it from the handshake (its remote info). */
+    static final int HELLO_TARGET_PSN_OFFSET = 16;
+    /** int: the source (dialing) QP's own starting PSN, which the target learnt from the handshake. */
+    static final int HELLO_SOURCE_PSN_OFFSET = 20;
+    static final int HELLO_LENGTH = 24;
 
     // Every frame starts with its total length and type.
     static final int FRAME_LENGTH_OFFSET = 0;

@@ -32,7 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * A QP pointed at a port where no Verbus NIC listens (any TCP service) sends it its 16-byte hello and nothing
+ * A QP pointed at a port where no Verbus NIC listens (any TCP service) sends it its hello and nothing
  * else: no request frame, no data, because a dialer transmits only once the responder NIC answered the hello. The
  * WR then fails once the connect timeout passes.
  */

@@ -15,12 +15,12 @@ import io.verbus.fabric.SharedReceiveQueue;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.random.RandomGenerator;
-import java.util.random.RandomGeneratorFactory;
 
 /**
  * What the soft devices share: attributes, the region key table, PD and QP numbering, CQ creation and
@@ -31,7 +31,11 @@ public abstract class SoftDevice implements Device
     protected final DeviceAttributes attributes;
     protected final FabricContext context;
     private final SoftRegionTable regionTable;
-    private final RandomGenerator random = RandomGeneratorFactory.of("L64X128MixRandom").create();
+    /**
+     * PSNs are what the tcp NIC's hello proves knowledge of (QPNs are sequential), so they must be unpredictable,
+     * not merely well mixed: a non-cryptographic generator is seeded from the clock.
+     */
+    private final RandomGenerator random = new SecureRandom();
     private final AtomicInteger protectionDomainIds = new AtomicInteger();
     private final AtomicInteger queuePairNumbers;
     private final List<SoftCompletionQueue> completionQueues = new CopyOnWriteArrayList<>();
@@ -73,7 +77,7 @@ public abstract class SoftDevice implements Device
     }
 
     /**
-     * @return a generator for PSNs and identities (control path only).
+     * @return a cryptographically strong generator for PSNs and identities (control path only).
      */
     public RandomGenerator random()
     {

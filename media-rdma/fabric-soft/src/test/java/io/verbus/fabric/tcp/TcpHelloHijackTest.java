@@ -1,0 +1,389 @@
+package io.verbus.fabric.tcp;
+
+import io.verbus.fabric.AccessFlags;
+import io.verbus.fabric.CompletionQueue;
+import io.verbus.fabric.Device;
+import io.verbus.fabric.Fabric;
+import io.verbus.fabric.FabricContext;
+import io.verbus.fabric.Fabrics;
+import io.verbus.fabric.MemoryRegion;
+import io.verbus.fabric.PostResult;
+import io.verbus.fabric.ProtectionDomain;
+import io.verbus.fabric.QueuePair;
+import io.verbus.fabric.QueuePairConfig;
+import io.verbus.fabric.QueuePairConnectionInfo;
+import io.verbus.fabric.QueuePairState;
+import io.verbus.fabric.SendFlags;
+import io.verbus.fabric.WorkCompletion;
+import io.verbus.fabric.WorkCompletionStatus;
+import io.verbus.fabric.WorkRequestBatch;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SocketChannel;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Someone who can reach a tcp NIC's port but never took part in the authenticated handshake: QPNs are sequential
+ * and guessable, PSNs are not. A raw socket sends hellos to the NIC that holds a connected, working QP pair's
+ * responder; every hello short of both QPNs and both PSNs is refused (its socket closed, no answer), the QP's own
+ * connection stays, and a WRITE after the attack lands. A hello with all four right is the only one answered.
+ */
+class TcpHelloHijackTest
+{
+    private static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(20);
+    private static final int PSN_MASK = 0xFF_FFFF;
+    private static final int REGION_LENGTH = 4096;
+
+    private final WorkRequestBatch batch = new WorkRequestBatch(2);
+    private final WorkCompletion[] completions = WorkCompletion.newArray(4);
+    private final List<LogRecord> warnings = new CopyOnWriteArrayList<>();
+    private final Logger nicLogger = Logger.getLogger(TcpNic.class.getName());
+    private final Handler capture = new Handler()
+    {
+        @Override
+        public void publish(final LogRecord record)
+        {
+            if (record.getLevel().intValue() >= Level.WARNING.intValue())
+            {
+                warnings.add(record);
+            }
+        }
+
+        @Override
+        public void flush()
+        {
+        }
+
+        @Override
+        public void close()
+        {
+        }
+    };
+
+    private Fabric initiatorFabric;
+    private Fabric responderFabric;
+    private ProtectionDomain initiatorPd;
+    private ProtectionDomain responderPd;
+    private TcpNic responderNic;
+    private CompletionQueue initiatorCq;
+    private CompletionQueue responderCq;
+    private QueuePair requester;
+    private QueuePair target;
+    private MemoryRegion source;
+    private MemoryRegion sink;
+    private InetSocketAddress responderPort;
+    private int writes;
+
+    @BeforeEach
+    void connect()
+    {
+        nicLogger.addHandler(capture);
+        initiatorFabric = Fabrics.open("tcp", context());
+        responderFabric = Fabrics.open("tcp", context());
+        final Device initiator = initiatorFabric.openDevice();
+        final Device responder = responderFabric.openDevice();
+        responderNic = ((TcpDevice)responder).nic();
+        initiatorPd = initiator.allocateProtectionDomain();
+        responderPd = responder.allocateProtectionDomain();
+        initiatorCq = initiator.createCompletionQueue(64);
+        responderCq = responder.createCompletionQueue(64);
+        requester = initiatorPd.createQueuePair(new QueuePairConfig().completionQueue(initiatorCq));
+        target = responderPd.createQueuePair(new QueuePairConfig().completionQueue(responderCq));
+        requester.connect(target.localConnectionInfo());
+        target.connect(requester.localConnectionInfo());
+        source = initiatorPd.registerMemory(initiator.allocateMemory(REGION_LENGTH), AccessFlags.LOCAL_WRITE);
+        sink = responderPd.registerMemory(responder.allocateMemory(REGION_LENGTH),
+            AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
+        responderPort = new InetSocketAddress("127.0.0.1", target.localConnectionInfo().lid());
+        assertWriteLands(requester); // the QP pair is connected and carrying traffic before anyone attacks
+    }
+
+    @AfterEach
+    void close()
+    {
+        nicLogger.removeHandler(capture);
+        initiatorFabric.close();
+        responderFabric.close();
+    }
+
+    private static FabricContext context()
+    {
+        return new FabricContext().tcpAddress("127.0.0.1").tcpConnectTimeoutNs(TimeUnit.SECONDS.toNanos(2));
+    }
+
+    @Test
+    void shouldRefuseAHelloWithTheWrongMagic() throws IOException
+    {
+        final ByteBuffer hello = helloFromRequester();
+        hello.putInt(TcpWire.HELLO_MAGIC_OFFSET, TcpWire.MAGIC + 1);
+        assertRefusedAndPairStillWorks(hello);
+    }
+
+    @Test
+    void shouldRefuseAHelloOfThePreviousWireVersionCleanly() throws IOException
+    {
+        // A version-4 NIC sent 16 bytes (magic, version, target and source QPN) and waited for the answer.
+        final ByteBuffer hello = helloFromRequester();
+        hello.putInt(TcpWire.HELLO_VERSION_OFFSET, TcpWire.VERSION - 1).limit(TcpWire.HELLO_TARGET_PSN_OFFSET);
+        assertRefusedAndPairStillWorks(hello);
+    }
+
+    @Test
+    void shouldRefuseAHelloWithBothQueuePairNumbersRightButTheWrongTargetPsn() throws IOException
+    {
+        final ByteBuffer hello = helloFromRequester();
+        hello.putInt(TcpWire.HELLO_TARGET_PSN_OFFSET, (target.localConnectionInfo().psn() + 1) & PSN_MASK);
+        assertRefusedAndPairStillWorks(hello);
+    }
+
+    @Test
+    void shouldRefuseAHelloWithTheTargetRightButTheWrongSourceQueuePairNumber() throws IOException
+    {
+        final ByteBuffer hello = helloFromRequester();
+        hello.putInt(TcpWire.HELLO_SOURCE_QPN_OFFSET, requester.qpNumber() + 1);
+        assertRefusedAndPairStillWorks(hello);
+    }
+
+    @Test
+    void shouldRefuseAHelloWithTheTargetRightButTheWrongSourcePsn() throws IOException
+    {
+        final ByteBuffer hello = helloFromRequester();
+        hello.putInt(TcpWire.HELLO_SOURCE_PSN_OFFSET, (requester.localConnectionInfo().psn() + 1) & PSN_MASK);
+        assertRefusedAndPairStillWorks(hello);
+    }
+
+    @Test
+    void shouldRefuseAHelloToAQueuePairNotYetReadyToReceiveOnceItLearnsItsPeer() throws IOException
+    {
+        // The attacker knows the target's QPN and PSN (say it guessed them) and dials before the QP knows its peer:
+        // the NIC holds the hello until the QP reaches RTR (or the connect timeout passes), then checks the source.
+        final QueuePair lateTarget = responderPd.createQueuePair(new QueuePairConfig().completionQueue(responderCq));
+        lateTarget.modifyToInit();
+        final QueuePair lateRequester = initiatorPd.createQueuePair(
+            new QueuePairConfig().completionQueue(initiatorCq));
+        final ByteBuffer hello = hello(lateTarget.localConnectionInfo(), lateRequester.qpNumber() + 1,
+            lateRequester.localConnectionInfo().psn());
+        final long refusedBefore = responderNic.refusedHelloCount();
+        try (SocketChannel attacker = SocketChannel.open(responderPort))
+        {
+            writeFully(attacker, hello);
+            assertNoAnswerFor(attacker, TimeUnit.MILLISECONDS.toNanos(200)); // held, neither accepted nor answered
+            lateTarget.modifyToReadyToReceive(lateRequester.localConnectionInfo());
+            lateTarget.modifyToReadyToSend();
+            lateRequester.connect(lateTarget.localConnectionInfo());
+            assertEquals(-1, awaitAnswerOrClose(attacker), "the NIC closed the attacker's socket without answering");
+        }
+        assertEquals(refusedBefore + 1, responderNic.refusedHelloCount());
+        assertWriteLands(lateRequester);
+        assertWriteLands(requester);
+    }
+
+    @Test
+    void shouldAcceptALegitimateHelloThatArrivesBeforeTheTargetIsReadyToReceive()
+    {
+        // The rdma media's order: the publisher's QP reaches RTS and dials before the subscriber's ACCEPT arrives
+        // and moves the subscriber's QP to RTR. The hello waits for RTR instead of being refused.
+        final QueuePair lateTarget = responderPd.createQueuePair(new QueuePairConfig().completionQueue(responderCq));
+        lateTarget.modifyToInit();
+        final QueuePair lateRequester = initiatorPd.createQueuePair(
+            new QueuePairConfig().completionQueue(initiatorCq));
+        lateRequester.connect(lateTarget.localConnectionInfo());
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100)); // let the dial and the hello arrive first
+        lateTarget.modifyToReadyToReceive(lateRequester.localConnectionInfo());
+        lateTarget.modifyToReadyToSend();
+        assertWriteLands(lateRequester);
+        assertEquals(0, responderNic.refusedHelloCount());
+    }
+
+    @Test
+    void shouldAnswerOnlyAHelloThatKnowsBothQueuePairNumbersAndBothPsns() throws IOException
+    {
+        // The control for the refusals above: the same frame with nothing altered is a valid re-dial of the
+        // requester (which may replace the QP's inbound connection) and is answered, mirrored.
+        try (SocketChannel attacker = SocketChannel.open(responderPort))
+        {
+            writeFully(attacker, helloFromRequester());
+            final ByteBuffer answer = ByteBuffer.allocate(TcpWire.HELLO_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+            final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+            attacker.configureBlocking(false);
+            while (answer.hasRemaining() && System.nanoTime() < deadlineNs)
+            {
+                if (attacker.read(answer) < 0)
+                {
+                    fail("the NIC closed a hello that knew all four values");
+                }
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+            }
+            assertEquals(0, answer.remaining(), "no whole answer in time");
+            final ByteBuffer expected = hello(requester.localConnectionInfo(), target.qpNumber(),
+                target.localConnectionInfo().psn());
+            assertArrayEquals(expected.array(), answer.array());
+        }
+        assertEquals(0, responderNic.refusedHelloCount());
+    }
+
+    @Test
+    void shouldCountEveryRefusalButLogAFloodOfThemInAFewLines() throws IOException
+    {
+        final int floods = 50;
+        final long startNs = System.nanoTime();
+        for (int i = 0; i < floods; i++)
+        {
+            final ByteBuffer hello = helloFromRequester();
+            hello.putInt(TcpWire.HELLO_TARGET_PSN_OFFSET, (target.localConnectionInfo().psn() + 1 + i) & PSN_MASK);
+            try (SocketChannel attacker = SocketChannel.open(responderPort))
+            {
+                writeFully(attacker, hello);
+                assertEquals(-1, awaitAnswerOrClose(attacker));
+            }
+        }
+        final long elapsedNs = System.nanoTime() - startNs;
+        assertEquals(floods, responderNic.refusedHelloCount());
+        final long allowedLines = 1 + elapsedNs / TcpNic.REFUSAL_LOG_INTERVAL_NS + 1;
+        assertTrue(!warnings.isEmpty() && warnings.size() <= allowedLines,
+            warnings.size() + " WARNING lines for " + floods + " refusals in " +
+            TimeUnit.NANOSECONDS.toMillis(elapsedNs) + " ms");
+        assertTrue(warnings.getFirst().getMessage().contains("refused a connection from"),
+            warnings.getFirst().getMessage());
+        assertWriteLands(requester);
+    }
+
+    private void assertRefusedAndPairStillWorks(final ByteBuffer hello) throws IOException
+    {
+        final long refusedBefore = responderNic.refusedHelloCount();
+        try (SocketChannel attacker = SocketChannel.open(responderPort))
+        {
+            writeFully(attacker, hello);
+            assertEquals(-1, awaitAnswerOrClose(attacker), "the NIC closed the attacker's socket without answering");
+        }
+        assertEquals(refusedBefore + 1, responderNic.refusedHelloCount());
+        assertWriteLands(requester);
+        assertEquals(QueuePairState.RTS, target.state());
+    }
+
+    /**
+     * @return -1 once the NIC closed the socket with nothing sent back (reset counts as closed), else the first
+     * bytes' count it answered with; fails if neither happens in time.
+     */
+    private static int awaitAnswerOrClose(final SocketChannel attacker) throws IOException
+    {
+        attacker.configureBlocking(false);
+        final ByteBuffer answer = ByteBuffer.allocate(TcpWire.HELLO_LENGTH);
+        final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+        while (System.nanoTime() < deadlineNs)
+        {
+            final int read;
+            try
+            {
+                read = attacker.read(answer);
+            }
+            catch (final IOException reset)
+            {
+                return -1;
+            }
+            if (read != 0)
+            {
+                return read;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        return fail("the NIC neither answered nor closed the connection in time");
+    }
+
+    private static void assertNoAnswerFor(final SocketChannel attacker, final long durationNs) throws IOException
+    {
+        attacker.configureBlocking(false);
+        final ByteBuffer answer = ByteBuffer.allocate(TcpWire.HELLO_LENGTH);
+        final long endNs = System.nanoTime() + durationNs;
+        while (System.nanoTime() < endNs)
+        {
+            try
+            {
+                if (attacker.read(answer) != 0)
+                {
+                    break;
+                }
+            }
+            catch (final IOException reset)
+            {
+                break;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        assertEquals(0, answer.position(), "the NIC answered a hello to a QP that did not know its peer yet");
+    }
+
+    private static void writeFully(final SocketChannel channel, final ByteBuffer frame) throws IOException
+    {
+        while (frame.hasRemaining())
+        {
+            channel.write(frame);
+        }
+    }
+
+    /** The hello the requester's NIC sends when it dials the target: all four values right. */
+    private ByteBuffer helloFromRequester()
+    {
+        return hello(target.localConnectionInfo(), requester.qpNumber(), requester.localConnectionInfo().psn());
+    }
+
+    private static ByteBuffer hello(final QueuePairConnectionInfo to, final int sourceQpn, final int sourcePsn)
+    {
+        final ByteBuffer hello = ByteBuffer.allocate(TcpWire.HELLO_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        hello.putInt(TcpWire.HELLO_MAGIC_OFFSET, TcpWire.MAGIC)
+            .putInt(TcpWire.HELLO_VERSION_OFFSET, TcpWire.VERSION)
+            .putInt(TcpWire.HELLO_TARGET_QPN_OFFSET, to.qpNumber())
+            .putInt(TcpWire.HELLO_SOURCE_QPN_OFFSET, sourceQpn)
+            .putInt(TcpWire.HELLO_TARGET_PSN_OFFSET, to.psn())
+            .putInt(TcpWire.HELLO_SOURCE_PSN_OFFSET, sourcePsn);
+        return hello;
+    }
+
+    /** A signaled WRITE of a fresh pattern completes successfully, the bytes are in the sink, no QP erred. */
+    private void assertWriteLands(final QueuePair from)
+    {
+        final byte pattern = (byte)(++writes);
+        source.segment().fill(pattern);
+        final MemorySegment data = source.segment();
+        batch.clear().add().write(writes, data.address(), REGION_LENGTH, source.lkey(), sink.address(), sink.rkey(),
+            SendFlags.SIGNALED);
+        assertEquals(PostResult.OK, from.postSend(batch));
+        final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+        while (0 == initiatorCq.poll(completions, 1))
+        {
+            if (System.nanoTime() > deadlineNs)
+            {
+                fail("the WRITE did not complete in time");
+            }
+            LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(100));
+        }
+        assertEquals(WorkCompletionStatus.SUCCESS, completions[0].status(), completions[0].toString());
+        assertEquals(writes, completions[0].wrId());
+        final MemorySegment landed = sink.segment();
+        for (int i = 0; i < REGION_LENGTH; i += 512)
+        {
+            assertEquals(pattern, landed.get(ValueLayout.JAVA_BYTE, i), "byte " + i + " of WRITE " + writes);
+        }
+        assertEquals(QueuePairState.RTS, from.state());
+    }
+}
