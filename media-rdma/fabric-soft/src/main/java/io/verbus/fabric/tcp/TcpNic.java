@@ -42,6 +42,12 @@ final class TcpNic implements Agent
     private final List<TcpConnection> connections = new ArrayList<>();
     private TcpQueuePair[] queuePairs = new TcpQueuePair[0];
     private static final long ACCEPT_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
+    /**
+     * Most accepted connections held waiting for their hello: each holds two 256 KiB buffers until its hello or the
+     * connect timeout, and anyone who reaches the port can open them, so past this the oldest waiting one is closed
+     * (a Verbus dialer writes its hello as soon as it connects, so only a stalled connection is ever that old).
+     */
+    static final int MAX_CONNECTIONS_AWAITING_HELLO = 64;
     /** A flood of bad hellos costs one log line per interval (with the count since the last), not one per hello. */
     static final long REFUSAL_LOG_INTERVAL_NS = TimeUnit.SECONDS.toNanos(5);
     private static final System.Logger LOGGER = System.getLogger(TcpNic.class.getName());
@@ -236,6 +242,11 @@ final class TcpNic implements Agent
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 final TcpConnection connection = new TcpConnection(channel, false, nowNs);
                 connection.connected = true;
+                if (awaitingHelloCount() >= MAX_CONNECTIONS_AWAITING_HELLO)
+                {
+                    work += refuse(oldestAwaitingHello(), "too many connections without a hello (at most " +
+                        MAX_CONNECTIONS_AWAITING_HELLO + " are held); closed the oldest", nowNs);
+                }
                 connections.add(connection);
                 work++;
             }
@@ -273,6 +284,39 @@ final class TcpNic implements Agent
             qp.headFailure = io.verbus.fabric.WorkCompletionStatus.RETRY_EXC_ERR;
             qp.enterError();
         }
+    }
+
+    /** @return accepted connections still waiting for their hello (control path: a walk of a short list). */
+    private int awaitingHelloCount()
+    {
+        int count = 0;
+        for (int i = 0; i < connections.size(); i++)
+        {
+            if (isAwaitingHello(connections.get(i)))
+            {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    private TcpConnection oldestAwaitingHello()
+    {
+        TcpConnection oldest = null;
+        for (int i = 0; i < connections.size(); i++)
+        {
+            final TcpConnection connection = connections.get(i);
+            if (isAwaitingHello(connection) && (null == oldest || connection.openedNs - oldest.openedNs < 0))
+            {
+                oldest = connection;
+            }
+        }
+        return oldest;
+    }
+
+    private static boolean isAwaitingHello(final TcpConnection connection)
+    {
+        return !connection.dialed && !connection.established && !connection.isClosed() && !connection.isDraining();
     }
 
     private void onConnected(final TcpConnection connection) throws IOException

@@ -19,7 +19,9 @@ import io.verbus.fabric.WorkCompletionStatus;
 import io.verbus.fabric.WorkRequestBatch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -28,6 +30,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -53,6 +56,7 @@ class TcpHelloHijackTest
     private static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(20);
     private static final int PSN_MASK = 0xFF_FFFF;
     private static final int REGION_LENGTH = 4096;
+    private static final String FLOOD_TAG = "hello-flood";
 
     private final WorkRequestBatch batch = new WorkRequestBatch(2);
     private final WorkCompletion[] completions = WorkCompletion.newArray(4);
@@ -95,11 +99,14 @@ class TcpHelloHijackTest
     private int writes;
 
     @BeforeEach
-    void connect()
+    void connect(final TestInfo test)
     {
         nicLogger.addHandler(capture);
-        initiatorFabric = Fabrics.open("tcp", context());
-        responderFabric = Fabrics.open("tcp", context());
+        // The flood test must tell the NIC's cap from its connect timeout: there the timeout is far away.
+        final long connectTimeoutNs = test.getTags().contains(FLOOD_TAG) ? TimeUnit.MINUTES.toNanos(5) :
+            TimeUnit.SECONDS.toNanos(2);
+        initiatorFabric = Fabrics.open("tcp", context(connectTimeoutNs));
+        responderFabric = Fabrics.open("tcp", context(connectTimeoutNs));
         final Device initiator = initiatorFabric.openDevice();
         final Device responder = responderFabric.openDevice();
         responderNic = ((TcpDevice)responder).nic();
@@ -126,9 +133,78 @@ class TcpHelloHijackTest
         responderFabric.close();
     }
 
-    private static FabricContext context()
+    private static FabricContext context(final long connectTimeoutNs)
     {
-        return new FabricContext().tcpAddress("127.0.0.1").tcpConnectTimeoutNs(TimeUnit.SECONDS.toNanos(2));
+        return new FabricContext().tcpAddress("127.0.0.1").tcpConnectTimeoutNs(connectTimeoutNs);
+    }
+
+    /**
+     * Connections that never send a hello: each would hold two 256 KiB buffers until the connect timeout (here five
+     * minutes), so a flood of them could exhaust direct memory. The NIC holds at most
+     * {@link TcpNic#MAX_CONNECTIONS_AWAITING_HELLO}, closing the oldest, and a QP pair connected during the flood still
+     * gets in (its dialer writes its hello at once) and carries a WRITE, as does the pair connected before it.
+     */
+    @Test
+    @Tag(FLOOD_TAG)
+    void shouldHoldOnlyABoundedNumberOfConnectionsThatSendNoHello() throws IOException
+    {
+        final int flood = 3 * TcpNic.MAX_CONNECTIONS_AWAITING_HELLO;
+        final List<SocketChannel> silent = new ArrayList<>();
+        try
+        {
+            for (int i = 0; i < flood; i++)
+            {
+                final SocketChannel attacker = SocketChannel.open(responderPort);
+                attacker.configureBlocking(false);
+                silent.add(attacker);
+            }
+            final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+            int closed = 0;
+            final ByteBuffer sink = ByteBuffer.allocate(16);
+            final boolean[] seenClosed = new boolean[flood];
+            while (closed < flood - TcpNic.MAX_CONNECTIONS_AWAITING_HELLO && System.nanoTime() < deadlineNs)
+            {
+                for (int i = 0; i < flood; i++)
+                {
+                    if (!seenClosed[i] && isClosedByPeer(silent.get(i), sink.clear()))
+                    {
+                        seenClosed[i] = true;
+                        closed++;
+                    }
+                }
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+            }
+            assertTrue(closed >= flood - TcpNic.MAX_CONNECTIONS_AWAITING_HELLO,
+                "the NIC closed " + closed + " of " + flood + " silent connections");
+
+            final QueuePair lateRequester = initiatorPd.createQueuePair(
+                new QueuePairConfig().completionQueue(initiatorCq));
+            final QueuePair lateTarget = responderPd.createQueuePair(
+                new QueuePairConfig().completionQueue(responderCq));
+            lateRequester.connect(lateTarget.localConnectionInfo());
+            lateTarget.connect(lateRequester.localConnectionInfo());
+            assertWriteLands(lateRequester);
+            assertWriteLands(requester);
+        }
+        finally
+        {
+            for (final SocketChannel channel : silent)
+            {
+                channel.close();
+            }
+        }
+    }
+
+    private static boolean isClosedByPeer(final SocketChannel channel, final ByteBuffer buffer)
+    {
+        try
+        {
+            return channel.read(buffer) < 0;
+        }
+        catch (final IOException reset)
+        {
+            return true;
+        }
     }
 
     @Test
