@@ -29,6 +29,7 @@ public final class Contenders
             new FloorContender(),
             new TcpSocketContender(),
             new TcpBusyPollContender(),
+            new TcpBusyPollContender(true),
             new AeronContender(AeronContender.Media.IPC),
             new AeronContender(AeronContender.Media.UDP),
             new VerbusContender(VerbusContender.Variant.IPC),

@@ -27,24 +27,58 @@ public final class TcpBusyPollContender implements Contender
 {
     private static final int STREAM_READ_BUFFER_BYTES = 256 * 1024;
 
+    private final boolean socketPerDirection;
+
+    public TcpBusyPollContender()
+    {
+        this(false);
+    }
+
+    /**
+     * @param socketPerDirection pings on one connection and pongs on another, as the rdma tcp provider's QPs carry
+     *                           them (each of its connections carries one direction's data, so the kernel ACKs it
+     *                           with segments of their own instead of on the reply's).
+     */
+    public TcpBusyPollContender(final boolean socketPerDirection)
+    {
+        this.socketPerDirection = socketPerDirection;
+    }
+
     @Override
     public String name()
     {
-        return "tcp-nio-busy-poll";
+        return socketPerDirection ? "tcp-nio-busy-poll-2sockets" : "tcp-nio-busy-poll";
     }
 
     @Override
     public String provider()
     {
-        return "kernel TCP, loopback, non-blocking NIO polled, TCP_NODELAY";
+        return "kernel TCP, loopback, non-blocking NIO polled, TCP_NODELAY" +
+            (socketPerDirection ? ", one connection per direction" : "");
     }
 
     @Override
     public PingPongPair openPingPong(final int maxLength) throws IOException
     {
         final ChannelPair channels = ChannelPair.open();
-        return new SimplePingPongPair(
-            new PollingPinger(channels.client, maxLength), new PollingPonger(channels.server, maxLength), channels);
+        if (!socketPerDirection)
+        {
+            return new SimplePingPongPair(new PollingPinger(channels.client, channels.client, maxLength),
+                new PollingPonger(channels.server, channels.server, maxLength), channels);
+        }
+        final ChannelPair pongChannels;
+        try
+        {
+            pongChannels = ChannelPair.open();
+        }
+        catch (final IOException ex)
+        {
+            channels.close();
+            throw ex;
+        }
+        return new SimplePingPongPair(new PollingPinger(channels.client, pongChannels.server, maxLength),
+            new PollingPonger(channels.server, pongChannels.client, maxLength),
+            () -> CloseHelper.quietCloseAll(channels, pongChannels));
     }
 
     @Override
@@ -123,14 +157,16 @@ public final class TcpBusyPollContender implements Contender
     private static final class PollingPinger implements Pinger
     {
         private final SocketChannel channel;
+        private final SocketChannel pongChannel;
         private final ByteBuffer ping;
         private final ByteBuffer pong;
         private final UnsafeBuffer pingBuffer;
         private final UnsafeBuffer pongBuffer;
 
-        PollingPinger(final SocketChannel channel, final int maxLength)
+        PollingPinger(final SocketChannel channel, final SocketChannel pongChannel, final int maxLength)
         {
             this.channel = channel;
+            this.pongChannel = pongChannel;
             ping = ByteBuffer.allocateDirect(maxLength);
             pong = ByteBuffer.allocateDirect(maxLength);
             pingBuffer = new UnsafeBuffer(ping);
@@ -153,7 +189,7 @@ public final class TcpBusyPollContender implements Contender
         @Override
         public boolean pollEcho(final long sequence)
         {
-            read(channel, pong);
+            read(pongChannel, pong);
             if (pong.hasRemaining())
             {
                 return false;
@@ -167,13 +203,15 @@ public final class TcpBusyPollContender implements Contender
     private static final class PollingPonger implements Ponger
     {
         private final SocketChannel channel;
+        private final SocketChannel pongChannel;
         private final ByteBuffer frame;
         private final UnsafeBuffer frameBuffer;
         private boolean echoing;
 
-        PollingPonger(final SocketChannel channel, final int maxLength)
+        PollingPonger(final SocketChannel channel, final SocketChannel pongChannel, final int maxLength)
         {
             this.channel = channel;
+            this.pongChannel = pongChannel;
             frame = ByteBuffer.allocateDirect(maxLength);
             frameBuffer = new UnsafeBuffer(frame);
             frame.limit(MessageHeader.HEADER_LENGTH);
@@ -212,7 +250,7 @@ public final class TcpBusyPollContender implements Contender
 
         private int finishEcho()
         {
-            write(channel, frame);
+            write(pongChannel, frame);
             if (frame.hasRemaining())
             {
                 return 0;
