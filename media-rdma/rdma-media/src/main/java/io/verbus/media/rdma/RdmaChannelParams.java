@@ -211,7 +211,7 @@ public final class RdmaChannelParams
         secretRequired = null != secret && "required".equals(secret.trim());
         idleEvent = parseIdleEvent(uri.get(IDLE_KEY));
         commitMode = idleEvent ? commitForIdleEvent(uri.get(COMMIT_KEY)) :
-            parseEnum(COMMIT_KEY, uri.get(COMMIT_KEY), CommitMode.COUNTER, CommitMode.values());
+            parseEnum(COMMIT_KEY, uri.get(COMMIT_KEY), CommitMode.AUTO, CommitMode.values());
 
         final String join = uri.get(JOIN_KEY);
         if (null != join && !"recent".equals(join.trim()) && !"live".equals(join.trim()))

@@ -53,7 +53,8 @@ class RdmaChannelParamsTest
         assertEquals(RdmaChannelParams.HEARTBEAT_DEFAULT_INTERVAL_NS, params.heartbeatIntervalNs());
         assertEquals(RdmaChannelParams.TIMEOUT_DEFAULT_NS, params.timeoutNs());
         assertFalse(params.isGroupTagSet());
-        assertEquals(CommitMode.COUNTER, params.commitMode(), "today's commit: a WRITE of the position block");
+        assertEquals(CommitMode.AUTO, params.commitMode(),
+            "the default: counter where the device places WRITEs in order, imm where not, or the other end's choice");
     }
 
     @Test

@@ -200,7 +200,7 @@ class RdmaEventIdleTest
         assertThrows(IllegalArgumentException.class,
             () -> RdmaChannelParams.parse("rdma:endpoint=127.0.0.1:40123|idle=sleep"));
         assertEquals(CommitMode.IMM, RdmaChannelParams.parse("rdma:endpoint=127.0.0.1:40123|idle=event").commitMode());
-        assertEquals(CommitMode.COUNTER,
+        assertEquals(CommitMode.AUTO,
             RdmaChannelParams.parse("rdma:endpoint=127.0.0.1:40123|idle=poll").commitMode());
 
         try (Verbus verbus = launch())
