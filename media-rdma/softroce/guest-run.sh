@@ -126,13 +126,18 @@ java_ended=$(cut -d' ' -f1 /proc/uptime)
 # of wall time more than the conformance run, bounded by a timeout.
 RDMA_MESSAGES=100000
 RDMA_CHANNEL=""
+# Keys only the subscriber's channel gets (the event run's idle=event, which a publication refuses), and the
+# prefix of the two output files in the shared folder.
+RDMA_SUBSCRIBER_KEYS=""
+RDMA_OUT=rdma
 # Run in the background only: exec makes $! the timeout's pid, so a kill reaches the JVM.
 run_peer() {
     exec timeout --kill-after=10 600 "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 -XX:+UseSerialGC \
         -Xmx512m -XX:ErrorFile="$SHARED/hs_err_pid%p.log" \
         -Dverbus.fabric.verbs.device=rxe0 -Dverbus.fabric.verbs.address="$RXE_ADDRESS" \
         -Dverbus.rdma.secret=softroce-guest-rdma-media-secret -Dverbus.rdma.peer.timeout.s=360 \
-        -cp "$CLASSPATH" io.verbus.media.rdma.RdmaPeerMain "$1" "$2" "$RDMA_CHANNEL" 7001 "$RDMA_MESSAGES" \
+        -cp "$CLASSPATH" io.verbus.media.rdma.RdmaPeerMain "$1" "$2" \
+        "$RDMA_CHANNEL$([ "$1" = subscribe ] && echo "$RDMA_SUBSCRIBER_KEYS")" 7001 "$RDMA_MESSAGES" \
         --stall-ms=240000
 }
 # True while the process runs (an exited child stays a zombie until waited for).
@@ -140,15 +145,16 @@ alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat")" != Z ];
 rdma_media_run() {
     # A fresh port per attempt; a 60 s liveness timeout: under TCG on a busy host a JVM can stall for seconds,
     # and a subscriber dropped for silence rejoins at the live position (a gap the check rightly fails on).
-    # commit=auto: rxe promises no placement order across WRITEs, so the media must choose imm (WRITE_WITH_IMM) here.
-    RDMA_CHANNEL="rdma:endpoint=$RXE_ADDRESS:$((40122 + $1))|provider=verbs|timeout=60s|heartbeat=1s|commit=auto"
+    # commit=auto (the default): rxe promises no placement order across WRITEs, so the media must choose imm
+    # (WRITE_WITH_IMM) here.
+    RDMA_CHANNEL="rdma:endpoint=$RXE_ADDRESS:$((40122 + $1))|provider=verbs|timeout=60s|heartbeat=1s"
     peer_dir=/tmp/rdma-peers-$1
     mkdir -p "$peer_dir"
     mkfifo "$peer_dir/publisher.in"
     exec 3<>"$peer_dir/publisher.in"   # held open so the publisher's stdin never sees EOF before DONE
-    run_peer publish "$peer_dir/publisher" < "$peer_dir/publisher.in" > "$SHARED/rdma_publisher.txt" 2>&1 &
+    run_peer publish "$peer_dir/publisher" < "$peer_dir/publisher.in" > "$SHARED/${RDMA_OUT}_publisher.txt" 2>&1 &
     publisher=$!
-    run_peer subscribe "$peer_dir/subscriber" > "$SHARED/rdma_subscriber.txt" 2>&1 &
+    run_peer subscribe "$peer_dir/subscriber" > "$SHARED/${RDMA_OUT}_subscriber.txt" 2>&1 &
     subscriber=$!
     # A publisher that dies leaves the subscriber retrying until its timeout: end it at once then.
     while alive "$subscriber"; do
@@ -186,6 +192,31 @@ rdma_commit="$(grep -ho 'commit=auto chose [a-z]* (.*' "$SHARED/rdma_publisher.t
 note "rdma media check: publisher ${rdma_commit:-did not log its commit choice}"
 # On rxe the choice must be imm: counter mode there would rest on an ordering the device does not promise.
 case "$rdma_commit" in "commit=auto chose imm"*) ;; *) rdma_ok=no ;; esac
+
+# --- The same pair with the subscriber blocking between polls: idle=event on verbs ------------------------------
+# The subscriber's channel adds idle=event (so commit=imm) and its loop waits in EventIdleStrategy, blocking on the
+# connection's completion channel (ibv_get_cq_event on rxe0) until the publisher's next WRITE_WITH_IMM; it prints
+# its wake-up count. Fewer messages: the point is that no wake-up is lost, not volume.
+RDMA_MESSAGES=20000
+RDMA_SUBSCRIBER_KEYS="|idle=event"
+RDMA_OUT=rdma_event
+event_started=$(cut -d' ' -f1 /proc/uptime)
+for event_attempt in 4 5 6; do
+    rdma_media_run "$event_attempt"
+    [ "$subscriber_rc" -eq 134 ] || [ "$publisher_rc" -eq 134 ] || break
+    note "rdma idle=event check attempt $event_attempt: a JVM crashed (exit 134: publisher $publisher_rc, subscriber $subscriber_rc)"
+done
+event_ended=$(cut -d' ' -f1 /proc/uptime)
+event_received="$(grep -E '^(RECEIVED|FAILED)' "$SHARED/rdma_event_subscriber.txt" | tail -n 1)"
+event_wake_ups="$(grep -E '^WAKE-UPS' "$SHARED/rdma_event_subscriber.txt" | tail -n 1)"
+event_ok=no
+if [ "$subscriber_rc" -eq 0 ] && [ "$publisher_rc" -eq 0 ] && \
+    echo "$event_received" | grep -Eq "^RECEIVED $RDMA_MESSAGES OK first=0 " && \
+    echo "$event_wake_ups" | grep -Eq '^WAKE-UPS [1-9][0-9]*$'; then
+    event_ok=yes
+fi
+note "rdma idle=event check: publisher exit $publisher_rc, subscriber exit $subscriber_rc (${event_received:-no result}, ${event_wake_ups:-no wake-up count})"
+RDMA_MESSAGES=100000
 
 # --- Latency like for like: Verbus's raw WRITE ping-pong as a client JVM and a server JVM ----------------------
 # io.verbus.tools.VerbsWritePingPong: one RC QP per process, QP info over a TCP socket, each side busy-polling its
@@ -338,6 +369,8 @@ passed_count="$(grep -o 'tests="[0-9]*"' "$SHARED"/junit-reports/*.xml 2>/dev/nu
     echo "rdma media, two JVMs on provider=verbs (rxe0, one QP each), $RDMA_MESSAGES checked messages: $([ "$rdma_ok" = yes ] && echo PASSED || echo FAILED)"
     echo "  publisher: exit $publisher_rc, ${rdma_published:-no result}; subscriber: exit $subscriber_rc, ${rdma_received:-no result}"
     echo "  attempt $rdma_attempt; both JVMs ${rdma_started}s -> ${rdma_ended}s of guest time"
+    echo "rdma media, the same with the subscriber blocking in EventIdleStrategy (idle=event, commit=imm), 20000 checked messages: $([ "$event_ok" = yes ] && echo PASSED || echo FAILED)"
+    echo "  subscriber: ${event_received:-no result}; ${event_wake_ups:-no wake-up count}; ${event_started}s -> ${event_ended}s of guest time"
     if [ -f "$SHARED/verbus_write_lat.txt" ]; then
         echo "Verbus verbs inline 64 B WRITE+poll (provider=verbs, same rxe0):"
         sed 's/^/  /' "$SHARED/verbus_write_lat.txt"
@@ -359,6 +392,7 @@ if [ "$java_rc" -ne 0 ] || [ -n "$failed_cases" ]; then
     finish "guest JUnit run failed: $(echo $failed_cases)"
 fi
 [ "$rdma_ok" = yes ] || finish "rdma media cross-process check on provider=verbs failed (see rdma_publisher.txt, rdma_subscriber.txt)"
+[ "$event_ok" = yes ] || finish "rdma idle=event check on provider=verbs failed (see rdma_event_publisher.txt, rdma_event_subscriber.txt)"
 [ "$pingpong_ok" = yes ] || finish "Verbus WRITE ping-pong between two JVMs failed (see verbus_write_pingpong*.txt)"
 [ "$bench_ok" = yes ] || finish "bench harness on verbs failed (bus part exit $bench_rc, seed part exit $seed_rc; see bench-latency.*, bench-seed.*)"
 finish 0

@@ -2,6 +2,7 @@ package io.verbus.media.rdma;
 
 import io.aeron.FragmentAssembler;
 import io.aeron.logbuffer.BufferClaim;
+import io.verbus.EventIdleStrategy;
 import io.verbus.ExclusivePublication;
 import io.verbus.Publication;
 import io.verbus.Subscription;
@@ -10,6 +11,7 @@ import io.verbus.Verbus;
 import io.verbus.driver.IdleStrategies;
 import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
+import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.status.CountersReader;
 
 import java.io.BufferedReader;
@@ -43,6 +45,10 @@ import java.util.concurrent.atomic.AtomicReference;
  *   --late-joiner-by=n        (publisher) if one more subscriber has not been admitted by message n, wait for it
  *   --driver-idle=name        the driver's idle strategy (default sleeping)
  * </pre>
+ * A subscriber whose channel says {@code idle=event} waits between empty polls in {@link EventIdleStrategy} (blocking
+ * on the connection's completion channel), as an application would, and prints "WAKE-UPS n" (from the counters)
+ * after its result; any other subscriber yields between empty polls.
+ * <p>
  * Failures are reported as one line starting with FAILED, with what is needed to tell a stall from a loss: the
  * publication's position and limit, the rdma counters, and any error the driver reported.
  */
@@ -312,6 +318,7 @@ public final class RdmaPeerMain
         final MessageStream.Checker checker = new MessageStream.Checker(-1, options.sizes);
         final FragmentAssembler assembler = new FragmentAssembler(
             (buffer, offset, length, header) -> checker.onMessage(buffer, offset, length));
+        final IdleStrategy pollIdle = channel.contains("idle=event") ? new EventIdleStrategy(subscription) : null;
         final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
         long first = -1;
         long firstArrivalNs = System.nanoTime(); // replaced by the first arrival's time when seen
@@ -357,7 +364,12 @@ public final class RdmaPeerMain
                     ", driver error " + firstError.get() + "; " + rdmaCounters(verbus.countersReader()));
                 return 1;
             }
-            if (0 == subscription.poll(assembler, 256))
+            final int fragments = subscription.poll(assembler, 256);
+            if (null != pollIdle)
+            {
+                pollIdle.idle(fragments);
+            }
+            else if (0 == fragments)
             {
                 Thread.yield();
             }
@@ -371,7 +383,24 @@ public final class RdmaPeerMain
         printCatchUp(verbus.countersReader());
         System.out.println("RECEIVED " + checker.received + " OK first=" + first + " in " +
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - firstArrivalNs) + " ms");
+        if (null != pollIdle)
+        {
+            System.out.println("WAKE-UPS " + counterTotal(verbus.countersReader(), RdmaCounters.WAKE_UPS_TYPE_ID));
+        }
         return 0;
+    }
+
+    private static long counterTotal(final CountersReader counters, final int typeId)
+    {
+        final long[] total = { 0 };
+        counters.forEach((counterId, counterTypeId, keyBuffer, label) ->
+        {
+            if (typeId == counterTypeId)
+            {
+                total[0] += counters.getCounterValue(counterId);
+            }
+        });
+        return total[0];
     }
 
     private static long subscriberCount(final CountersReader counters)
