@@ -170,14 +170,19 @@ rdma_media_run() {
     publisher_rc=$?
     exec 3>&-
 }
-rdma_started=$(cut -d' ' -f1 /proc/uptime)
 # As for the conformance JVM: a JVM crashing in JIT code under the emulated CPU (exit 134, hs_err kept in the
-# shared folder) is the emulator's, not the media's; the pair is run again then, at most twice.
-for rdma_attempt in 1 2 3; do
-    rdma_media_run "$rdma_attempt"
-    [ "$subscriber_rc" -eq 134 ] || [ "$publisher_rc" -eq 134 ] || break
-    note "rdma media check attempt $rdma_attempt: a JVM crashed (exit 134: publisher $publisher_rc, subscriber $subscriber_rc)"
-done
+# shared folder) is the emulator's, not the media's; the pair is run again then, at most twice. Sets $attempt.
+rdma_media_attempts() { # FIRST-ATTEMPT-NUMBER (a port and a peer directory each) WHAT
+    attempt=$1
+    while rdma_media_run "$attempt"; [ "$subscriber_rc" -eq 134 ] || [ "$publisher_rc" -eq 134 ]; do
+        note "$2 attempt $attempt: a JVM crashed (exit 134: publisher $publisher_rc, subscriber $subscriber_rc)"
+        [ "$attempt" -lt $(($1 + 2)) ] || break
+        attempt=$((attempt + 1))
+    done
+}
+rdma_started=$(cut -d' ' -f1 /proc/uptime)
+rdma_media_attempts 1 "rdma media check"
+rdma_attempt=$attempt
 rdma_ended=$(cut -d' ' -f1 /proc/uptime)
 rdma_received="$(grep -E '^(RECEIVED|FAILED)' "$SHARED/rdma_subscriber.txt" | tail -n 1)"
 rdma_published="$(grep -E '^(PUBLISHED|FAILED)' "$SHARED/rdma_publisher.txt" | tail -n 1)"
@@ -201,11 +206,7 @@ RDMA_MESSAGES=20000
 RDMA_SUBSCRIBER_KEYS="|idle=event"
 RDMA_OUT=rdma_event
 event_started=$(cut -d' ' -f1 /proc/uptime)
-for event_attempt in 4 5 6; do
-    rdma_media_run "$event_attempt"
-    [ "$subscriber_rc" -eq 134 ] || [ "$publisher_rc" -eq 134 ] || break
-    note "rdma idle=event check attempt $event_attempt: a JVM crashed (exit 134: publisher $publisher_rc, subscriber $subscriber_rc)"
-done
+rdma_media_attempts 4 "rdma idle=event check"
 event_ended=$(cut -d' ' -f1 /proc/uptime)
 event_received="$(grep -E '^(RECEIVED|FAILED)' "$SHARED/rdma_event_subscriber.txt" | tail -n 1)"
 event_wake_ups="$(grep -E '^WAKE-UPS' "$SHARED/rdma_event_subscriber.txt" | tail -n 1)"

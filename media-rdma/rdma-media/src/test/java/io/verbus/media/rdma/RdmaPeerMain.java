@@ -385,17 +385,18 @@ public final class RdmaPeerMain
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - firstArrivalNs) + " ms");
         if (null != pollIdle)
         {
-            System.out.println("WAKE-UPS " + counterTotal(verbus.countersReader(), RdmaCounters.WAKE_UPS_TYPE_ID));
+            System.out.println("WAKE-UPS " + counterTotal(verbus.countersReader(), RdmaCounters.WAKE_UPS_TYPE_ID, ""));
         }
         return 0;
     }
 
-    private static long counterTotal(final CountersReader counters, final int typeId)
+    /** @return the sum of the counters of this type whose label starts with the prefix. */
+    private static long counterTotal(final CountersReader counters, final int typeId, final String labelPrefix)
     {
         final long[] total = { 0 };
         counters.forEach((counterId, counterTypeId, keyBuffer, label) ->
         {
-            if (typeId == counterTypeId)
+            if (typeId == counterTypeId && label.startsWith(labelPrefix))
             {
                 total[0] += counters.getCounterValue(counterId);
             }
@@ -405,15 +406,7 @@ public final class RdmaPeerMain
 
     private static long subscriberCount(final CountersReader counters)
     {
-        final long[] count = { 0 };
-        counters.forEach((counterId, typeId, keyBuffer, label) ->
-        {
-            if (RdmaCounters.CONNECTIONS_TYPE_ID == typeId && label.startsWith("rdma subscribers"))
-            {
-                count[0] += counters.getCounterValue(counterId);
-            }
-        });
-        return count[0];
+        return counterTotal(counters, RdmaCounters.CONNECTIONS_TYPE_ID, "rdma subscribers");
     }
 
     /**
