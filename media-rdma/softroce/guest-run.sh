@@ -129,6 +129,7 @@ RDMA_CHANNEL=""
 # Keys only the subscriber's channel gets (the event run's idle=event, which a publication refuses), and the
 # prefix of the two output files in the shared folder.
 RDMA_SUBSCRIBER_KEYS=""
+RDMA_PUBLISHER_OPTIONS=""
 RDMA_OUT=rdma
 # Run in the background only: exec makes $! the timeout's pid, so a kill reaches the JVM.
 run_peer() {
@@ -138,7 +139,7 @@ run_peer() {
         -Dverbus.rdma.secret=softroce-guest-rdma-media-secret -Dverbus.rdma.peer.timeout.s=360 \
         -cp "$CLASSPATH" io.verbus.media.rdma.RdmaPeerMain "$1" "$2" \
         "$RDMA_CHANNEL$([ "$1" = subscribe ] && echo "$RDMA_SUBSCRIBER_KEYS")" 7001 "$RDMA_MESSAGES" \
-        --stall-ms=240000
+        --stall-ms=240000 $([ "$1" = publish ] && echo "$RDMA_PUBLISHER_OPTIONS")
 }
 # True while the process runs (an exited child stays a zombie until waited for).
 alive() { [ -r "/proc/$1/stat" ] && [ "$(cut -d' ' -f3 "/proc/$1/stat")" != Z ]; }
@@ -201,9 +202,11 @@ case "$rdma_commit" in "commit=auto chose imm"*) ;; *) rdma_ok=no ;; esac
 # --- The same pair with the subscriber blocking between polls: idle=event on verbs ------------------------------
 # The subscriber's channel adds idle=event (so commit=imm) and its loop waits in EventIdleStrategy, blocking on the
 # connection's completion channel (ibv_get_cq_event on rxe0) until the publisher's next WRITE_WITH_IMM; it prints
-# its wake-up count. Fewer messages: the point is that no wake-up is lost, not volume.
+# its wake-up count. The publisher pauses 2 ms every 100 messages, so the subscriber runs dry and blocks about 200
+# times. Fewer messages: the point is that no wake-up is lost, not volume.
 RDMA_MESSAGES=20000
 RDMA_SUBSCRIBER_KEYS="|idle=event"
+RDMA_PUBLISHER_OPTIONS="--pause-every=100"
 RDMA_OUT=rdma_event
 event_started=$(cut -d' ' -f1 /proc/uptime)
 rdma_media_attempts 4 "rdma idle=event check"

@@ -58,20 +58,21 @@ class RdmaCrossProcessTest
         final List<String> publisherProps, final List<String> subscriberProps) throws Exception
     {
         runPair(publisherPrefix, subscriberPrefix, provider, publisherHost, subscriberTarget, publisherProps,
-            subscriberProps, "");
+            subscriberProps, List.of(), "");
     }
 
     /** @return the subscriber's output. */
     private String runPair(final List<String> publisherPrefix, final List<String> subscriberPrefix,
         final String provider, final String publisherHost, final String subscriberTarget,
-        final List<String> publisherProps, final List<String> subscriberProps, final String subscriberChannelKeys)
-        throws Exception
+        final List<String> publisherProps, final List<String> subscriberProps, final List<String> publisherOptions,
+        final String subscriberChannelKeys) throws Exception
     {
         final List<String> publisherCommand = new ArrayList<>(publisherPrefix);
         publisherCommand.addAll(java(publisherProps.toArray(new String[0])));
         publisherCommand.addAll(List.of("publish", dir.resolve("pub").toString(),
             "rdma:endpoint=" + publisherHost + ":0|provider=" + provider + "|term-length=256k", "3001",
             Long.toString(MESSAGES)));
+        publisherCommand.addAll(publisherOptions);
         final Process publisher = new ProcessBuilder(publisherCommand).redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.PIPE).start();
         Process subscriber = null;
@@ -124,15 +125,16 @@ class RdmaCrossProcessTest
 
     /**
      * The subscriber's own loop waits in {@link io.verbus.EventIdleStrategy} between empty polls (idle=event, so
-     * commit=imm), blocking on its connection's completion channel: every message still arrives in order and intact,
-     * and the wake-ups counter shows it did block and was woken.
+     * commit=imm), blocking on its connection's completion channel while the publisher pauses (2 ms every 1,000
+     * messages): every message still arrives in order and intact, and the wake-ups counter shows it did block and was
+     * woken.
      */
     @ParameterizedTest
     @ValueSource(strings = { "shm", "tcp" })
     void shouldDeliverBetweenProcessesToASubscriberThatBlocksInEventIdle(final String provider) throws Exception
     {
         final String output = runPair(List.of(), List.of(), provider, "127.0.0.1", "127.0.0.1", List.of(), List.of(),
-            "|idle=event");
+            List.of("--pause-every=1000"), "|idle=event");
         final Matcher wakeUps = Pattern.compile("WAKE-UPS (\\d+)").matcher(output);
         assertTrue(wakeUps.find(), output);
         assertTrue(Long.parseLong(wakeUps.group(1)) > 0, output);

@@ -21,6 +21,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * One side of a cross-process rdma test, as a plain main so it runs anywhere a JVM does (another process, a
@@ -44,6 +45,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *   --late-joiner             (subscriber) joins mid-stream: reads from its first message through message count-1
  *   --late-joiner-by=n        (publisher) if one more subscriber has not been admitted by message n, wait for it
  *   --driver-idle=name        the driver's idle strategy (default sleeping)
+ *   --pause-every=n           (publisher) pauses {@value #PAUSE_MS} ms after every n messages, so that a subscriber
+ *                             runs out of data and (idle=event) blocks until the next message wakes it
  * </pre>
  * A subscriber whose channel says {@code idle=event} waits between empty polls in {@link EventIdleStrategy} (blocking
  * on the connection's completion channel), as an application would, and prints "WAKE-UPS n" (from the counters)
@@ -58,6 +61,8 @@ public final class RdmaPeerMain
     public static final String TIMEOUT_PROP_NAME = "verbus.rdma.peer.timeout.s";
     private static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(Long.getLong(TIMEOUT_PROP_NAME, 120));
     private static final long STALL_MS_DEFAULT = 20_000;
+    /** How long the publisher pauses with {@code --pause-every}. */
+    static final long PAUSE_MS = 2;
     /** In claim mode, this many messages apart a claim is aborted before the real one. */
     static final int ABORT_EVERY = 13;
 
@@ -75,6 +80,7 @@ public final class RdmaPeerMain
         int subscribers = 1;
         boolean lateJoiner;
         long lateJoinerBy = -1;
+        long pauseEvery;
         long stallNs = TimeUnit.MILLISECONDS.toNanos(STALL_MS_DEFAULT);
         String driverIdle = IdleStrategies.SLEEPING;
 
@@ -97,6 +103,7 @@ public final class RdmaPeerMain
                     case "--late-joiner" -> options.lateJoiner = true;
                     case "--late-joiner-by" -> options.lateJoinerBy = Long.parseLong(value);
                     case "--driver-idle" -> options.driverIdle = value;
+                    case "--pause-every" -> options.pauseEvery = Long.parseLong(value);
                     default -> throw new IllegalArgumentException("unknown option " + arg);
                 }
             }
@@ -114,7 +121,7 @@ public final class RdmaPeerMain
         {
             System.err.println("usage: RdmaPeerMain publish|subscribe <verbus-dir> <channel> <stream-id> <count> " +
                 "[--exclusive] [--send=offer|flush|claim] [--sizes=mixed|fragmented] [--subscribers=n] " +
-                "[--stall-ms=n] [--late-joiner] [--late-joiner-by=n] [--driver-idle=name]");
+                "[--stall-ms=n] [--late-joiner] [--late-joiner-by=n] [--driver-idle=name] [--pause-every=n]");
             System.exit(2);
         }
         final String dir = args[1];
@@ -209,6 +216,11 @@ public final class RdmaPeerMain
                 if (++sequence < count)
                 {
                     length = MessageStream.encode(message, 0, sequence, options.sizes);
+                }
+                if (options.pauseEvery > 0 && 0 == sequence % options.pauseEvery)
+                {
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(PAUSE_MS));
+                    lastProgressNs = System.nanoTime();
                 }
                 continue;
             }
