@@ -202,11 +202,13 @@ case "$rdma_commit" in "commit=auto chose imm"*) ;; *) rdma_ok=no ;; esac
 # --- The same pair with the subscriber blocking between polls: idle=event on verbs ------------------------------
 # The subscriber's channel adds idle=event (so commit=imm) and its loop waits in EventIdleStrategy, blocking on the
 # connection's completion channel (ibv_get_cq_event on rxe0) until the publisher's next WRITE_WITH_IMM; it prints
-# its wake-up count. The publisher pauses 2 ms every 100 messages, so the subscriber runs dry and blocks about 200
-# times. Fewer messages: the point is that no wake-up is lost, not volume.
+# its wake-up count. The publisher pauses 1 s every 4,000 messages: under TCG the subscriber is the slower side (the
+# publisher is back pressured most of the time, a window ahead), so only a pause longer than draining that window
+# lets the subscriber run dry and block (2 ms every 100 messages gave 0 wake-ups). Fewer messages: the point is that
+# no wake-up is lost, not volume.
 RDMA_MESSAGES=20000
 RDMA_SUBSCRIBER_KEYS="|idle=event"
-RDMA_PUBLISHER_OPTIONS="--pause-every=100"
+RDMA_PUBLISHER_OPTIONS="--pause-every=4000 --pause-ms=1000"
 RDMA_OUT=rdma_event
 event_started=$(cut -d' ' -f1 /proc/uptime)
 rdma_media_attempts 4 "rdma idle=event check"

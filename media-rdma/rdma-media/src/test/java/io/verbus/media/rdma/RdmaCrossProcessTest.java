@@ -125,16 +125,16 @@ class RdmaCrossProcessTest
 
     /**
      * The subscriber's own loop waits in {@link io.verbus.EventIdleStrategy} between empty polls (idle=event, so
-     * commit=imm), blocking on its connection's completion channel while the publisher pauses (2 ms every 1,000
-     * messages): every message still arrives in order and intact, and the wake-ups counter shows it did block and was
-     * woken.
+     * commit=imm), blocking on its connection's completion channel while the publisher pauses (200 ms every 20,000
+     * messages, longer than draining a window takes even on a loaded host): every message still arrives in order and
+     * intact, and the wake-ups counter shows it did block and was woken.
      */
     @ParameterizedTest
     @ValueSource(strings = { "shm", "tcp" })
     void shouldDeliverBetweenProcessesToASubscriberThatBlocksInEventIdle(final String provider) throws Exception
     {
         final String output = runPair(List.of(), List.of(), provider, "127.0.0.1", "127.0.0.1", List.of(), List.of(),
-            List.of("--pause-every=1000"), "|idle=event");
+            List.of("--pause-every=20000", "--pause-ms=200"), "|idle=event");
         final Matcher wakeUps = Pattern.compile("WAKE-UPS (\\d+)").matcher(output);
         assertTrue(wakeUps.find(), output);
         assertTrue(Long.parseLong(wakeUps.group(1)) > 0, output);

@@ -45,8 +45,10 @@ import java.util.concurrent.locks.LockSupport;
  *   --late-joiner             (subscriber) joins mid-stream: reads from its first message through message count-1
  *   --late-joiner-by=n        (publisher) if one more subscriber has not been admitted by message n, wait for it
  *   --driver-idle=name        the driver's idle strategy (default sleeping)
- *   --pause-every=n           (publisher) pauses {@value #PAUSE_MS} ms after every n messages, so that a subscriber
- *                             runs out of data and (idle=event) blocks until the next message wakes it
+ *   --pause-every=n           (publisher) pauses after every n messages, so that a subscriber runs out of data
+ *                             and (idle=event) blocks until the next message wakes it
+ *   --pause-ms=n              how long (default {@value #PAUSE_MS_DEFAULT}); longer than the subscriber takes to drain
+ *                             what the window let the publisher get ahead by
  * </pre>
  * A subscriber whose channel says {@code idle=event} waits between empty polls in {@link EventIdleStrategy} (blocking
  * on the connection's completion channel), as an application would, and prints "WAKE-UPS n" (from the counters)
@@ -61,8 +63,8 @@ public final class RdmaPeerMain
     public static final String TIMEOUT_PROP_NAME = "verbus.rdma.peer.timeout.s";
     private static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(Long.getLong(TIMEOUT_PROP_NAME, 120));
     private static final long STALL_MS_DEFAULT = 20_000;
-    /** How long the publisher pauses with {@code --pause-every}. */
-    static final long PAUSE_MS = 2;
+    /** How long the publisher pauses with {@code --pause-every}, unless {@code --pause-ms} says otherwise. */
+    static final long PAUSE_MS_DEFAULT = 2;
     /** In claim mode, this many messages apart a claim is aborted before the real one. */
     static final int ABORT_EVERY = 13;
 
@@ -81,6 +83,7 @@ public final class RdmaPeerMain
         boolean lateJoiner;
         long lateJoinerBy = -1;
         long pauseEvery;
+        long pauseNs = TimeUnit.MILLISECONDS.toNanos(PAUSE_MS_DEFAULT);
         long stallNs = TimeUnit.MILLISECONDS.toNanos(STALL_MS_DEFAULT);
         String driverIdle = IdleStrategies.SLEEPING;
 
@@ -104,6 +107,7 @@ public final class RdmaPeerMain
                     case "--late-joiner-by" -> options.lateJoinerBy = Long.parseLong(value);
                     case "--driver-idle" -> options.driverIdle = value;
                     case "--pause-every" -> options.pauseEvery = Long.parseLong(value);
+                    case "--pause-ms" -> options.pauseNs = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(value));
                     default -> throw new IllegalArgumentException("unknown option " + arg);
                 }
             }
@@ -121,7 +125,8 @@ public final class RdmaPeerMain
         {
             System.err.println("usage: RdmaPeerMain publish|subscribe <verbus-dir> <channel> <stream-id> <count> " +
                 "[--exclusive] [--send=offer|flush|claim] [--sizes=mixed|fragmented] [--subscribers=n] " +
-                "[--stall-ms=n] [--late-joiner] [--late-joiner-by=n] [--driver-idle=name] [--pause-every=n]");
+                "[--stall-ms=n] [--late-joiner] [--late-joiner-by=n] [--driver-idle=name] [--pause-every=n] " +
+                "[--pause-ms=n]");
             System.exit(2);
         }
         final String dir = args[1];
@@ -219,7 +224,7 @@ public final class RdmaPeerMain
                 }
                 if (options.pauseEvery > 0 && 0 == sequence % options.pauseEvery)
                 {
-                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(PAUSE_MS));
+                    LockSupport.parkNanos(options.pauseNs);
                     lastProgressNs = System.nanoTime();
                 }
                 continue;
