@@ -26,7 +26,9 @@ import static org.junit.jupiter.api.Assertions.fail;
  * <p>
  * Variants: offer with and without {@code flush()} on back pressure, {@code tryClaim}/{@code commit} with aborted
  * claims, fragmented messages (up to six fragments), three subscriber processes, a subscriber joining mid-stream
- * (claims and fragments: it may join inside a fragmented message), and the tcp provider.
+ * (claims and fragments: it may join inside a fragmented message), and the tcp provider; every process in the
+ * driver's SHARED threading mode, and on both providers also in INVOKER mode (each process's own loops run its
+ * driver) and DEDICATED mode (an agent thread each).
  * <p>
  * The in-suite size fits CI (each run a few seconds on 2 cores). The long form runs on demand:
  * {@code -Dverbus.soak.messages=1000000 -Dverbus.soak.runs=30} (runs per variant, every run counted, then failed
@@ -62,9 +64,17 @@ class RdmaDirectModeCrossProcessTest
      *
      * @param lateJoiner true when the last subscriber joins mid-stream (after the first has a fifth of the messages)
      *                   and must get every message from its first one on.
+     * @param threading  every process's driver threading mode (RdmaPeerMain's --threading).
      */
-    record Variant(String name, String provider, String send, String sizes, int subscribers, boolean lateJoiner)
+    record Variant(
+        String name, String provider, String send, String sizes, int subscribers, boolean lateJoiner, String threading)
     {
+        Variant(final String name, final String provider, final String send, final String sizes,
+            final int subscribers, final boolean lateJoiner)
+        {
+            this(name, provider, send, sizes, subscribers, lateJoiner, "shared");
+        }
+
         public String toString()
         {
             return name;
@@ -81,7 +91,11 @@ class RdmaDirectModeCrossProcessTest
             new Variant("shm-3-subscribers", "shm", "offer", "mixed", 3, false),
             new Variant("shm-late-joiner", "shm", "claim", "fragmented", 2, true),
             new Variant("tcp-offer", "tcp", "offer", "mixed", 1, false),
-            new Variant("tcp-claim", "tcp", "claim", "mixed", 1, false));
+            new Variant("tcp-claim", "tcp", "claim", "mixed", 1, false),
+            new Variant("shm-claim-invoker", "shm", "claim", "fragmented", 1, false, "invoker"),
+            new Variant("tcp-offer-invoker", "tcp", "offer", "mixed", 1, false, "invoker"),
+            new Variant("shm-offer-dedicated", "shm", "offer", "mixed", 3, false, "dedicated"),
+            new Variant("tcp-claim-dedicated", "tcp", "claim", "fragmented", 1, false, "dedicated"));
         final String chosen = System.getProperty(VARIANTS_PROP_NAME, "");
         if (chosen.isBlank())
         {
@@ -127,7 +141,8 @@ class RdmaDirectModeCrossProcessTest
     {
         final Path runDir = dir.resolve(variant.name() + "-" + run);
         final List<String> common = List.of(
-            "--sizes=" + variant.sizes(), "--stall-ms=" + STALL_MS, "--driver-idle=backoff");
+            "--sizes=" + variant.sizes(), "--stall-ms=" + STALL_MS, "--driver-idle=backoff",
+            "--threading=" + variant.threading());
         final String timeout = "-D" + RdmaPeerMain.TIMEOUT_PROP_NAME + "=" + (RUN_BOUND_MS / 1000 - 10);
         final List<String> publisherCommand = publisherCommand(variant, runDir, timeout, common);
 

@@ -49,6 +49,10 @@ import java.util.concurrent.locks.LockSupport;
  *                             and (idle=event) blocks until the next message wakes it
  *   --pause-ms=n              how long (default {@value #PAUSE_MS_DEFAULT}); longer than the subscriber takes to drain
  *                             what the window let the publisher get ahead by
+ *   --threading=mode          the driver's threading mode: shared (default), dedicated, or invoker, where the driver
+ *                             runs only when this process's own loops call {@code Verbus.invoke()}, as an
+ *                             application's duty cycle does: the publisher every 64 messages and on every refused
+ *                             offer, the subscriber on every poll, both while they wait
  * </pre>
  * A subscriber whose channel says {@code idle=event} waits between empty polls in {@link EventIdleStrategy} (blocking
  * on the connection's completion channel), as an application would, and prints "WAKE-UPS n" (from the counters)
@@ -63,6 +67,9 @@ public final class RdmaPeerMain
     public static final String TIMEOUT_PROP_NAME = "verbus.rdma.peer.timeout.s";
     private static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(Long.getLong(TIMEOUT_PROP_NAME, 120));
     private static final long STALL_MS_DEFAULT = 20_000;
+    /** Invoker mode: the Verbus whose driver this process's loops run; null in the other modes. */
+    private static Verbus invoked;
+
     /** How long the publisher pauses with {@code --pause-every}, unless {@code --pause-ms} says otherwise. */
     static final long PAUSE_MS_DEFAULT = 2;
     /** In claim mode, this many messages apart a claim is aborted before the real one. */
@@ -83,6 +90,7 @@ public final class RdmaPeerMain
         boolean lateJoiner;
         long lateJoinerBy = -1;
         long pauseEvery;
+        ThreadingMode threading = ThreadingMode.SHARED;
         long pauseNs = TimeUnit.MILLISECONDS.toNanos(PAUSE_MS_DEFAULT);
         long stallNs = TimeUnit.MILLISECONDS.toNanos(STALL_MS_DEFAULT);
         String driverIdle = IdleStrategies.SLEEPING;
@@ -108,6 +116,7 @@ public final class RdmaPeerMain
                     case "--driver-idle" -> options.driverIdle = value;
                     case "--pause-every" -> options.pauseEvery = Long.parseLong(value);
                     case "--pause-ms" -> options.pauseNs = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(value));
+                    case "--threading" -> options.threading = ThreadingMode.valueOf(value.toUpperCase(Locale.ROOT));
                     default -> throw new IllegalArgumentException("unknown option " + arg);
                 }
             }
@@ -135,7 +144,7 @@ public final class RdmaPeerMain
         final long count = Long.parseLong(args[4]);
         final Options options = Options.parse(args, 5);
         final AtomicReference<String> firstError = new AtomicReference<>();
-        try (Verbus verbus = Verbus.launch(new Verbus.Context().dir(dir).threadingMode(ThreadingMode.SHARED)
+        try (Verbus verbus = Verbus.launch(new Verbus.Context().dir(dir).threadingMode(options.threading)
             .idleStrategy(options.driverIdle).errorHandler((ex) ->
             {
                 firstError.compareAndSet(null, String.valueOf(ex));
@@ -143,6 +152,7 @@ public final class RdmaPeerMain
                 System.out.flush();
             })))
         {
+            invoked = ThreadingMode.INVOKER == options.threading ? verbus : null;
             final int status = "publish".equals(args[0]) ?
                 publish(verbus, channel, streamId, count, options, firstError) :
                 subscribe(verbus, channel, streamId, count, options, firstError);
@@ -222,6 +232,10 @@ public final class RdmaPeerMain
                 {
                     length = MessageStream.encode(message, 0, sequence, options.sizes);
                 }
+                if (0 == (sequence & 63))
+                {
+                    driverTurn();
+                }
                 if (options.pauseEvery > 0 && 0 == sequence % options.pauseEvery)
                 {
                     LockSupport.parkNanos(options.pauseNs);
@@ -245,6 +259,7 @@ public final class RdmaPeerMain
             {
                 exclusive.flush();
             }
+            driverTurn();
             Thread.yield();
         }
         System.out.println("PUBLISHER-STATS " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs) +
@@ -286,6 +301,7 @@ public final class RdmaPeerMain
                     " subscribers connected");
                 return false;
             }
+            driverTurn();
             RdmaRig.sleepMicros(1000);
         }
         return true;
@@ -303,19 +319,60 @@ public final class RdmaPeerMain
                 System.out.println("FAILED the late joiner never connected");
                 return false;
             }
+            driverTurn();
             RdmaRig.sleepMicros(1000);
         }
         return true;
     }
 
-    /** Waits for the test to say on stdin that the subscribers are done (or for stdin to close). */
-    private static void awaitDone() throws IOException
+    /**
+     * Waits for the test to say on stdin that the subscribers are done (or for stdin to close); in invoker mode the
+     * driver keeps running meanwhile (heartbeats, the subscribers' statuses), the stdin read on a thread of its own.
+     */
+    private static void awaitDone() throws IOException, InterruptedException
+    {
+        if (null == invoked)
+        {
+            readUntilDone();
+            return;
+        }
+        final Thread reader = new Thread(() ->
+        {
+            try
+            {
+                readUntilDone();
+            }
+            catch (final IOException ex)
+            {
+                // stdin gone: done as well
+            }
+        }, "stdin-reader");
+        reader.setDaemon(true);
+        reader.start();
+        while (reader.isAlive())
+        {
+            driverTurn();
+            RdmaRig.sleepMicros(100);
+        }
+    }
+
+    private static void readUntilDone() throws IOException
     {
         final BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         while (null != (line = in.readLine()) && !"DONE".equals(line.trim()))
         {
             // wait for the test to say the subscribers are done
+        }
+    }
+
+    /** Invoker mode: one duty cycle of this process's driver, from the calling loop; else nothing. */
+    private static void driverTurn()
+    {
+        final Verbus verbus = invoked;
+        if (null != verbus)
+        {
+            verbus.invoke();
         }
     }
 
@@ -382,6 +439,7 @@ public final class RdmaPeerMain
                 return 1;
             }
             final int fragments = subscription.poll(assembler, 256);
+            driverTurn();
             if (null != pollIdle)
             {
                 pollIdle.idle(fragments);
