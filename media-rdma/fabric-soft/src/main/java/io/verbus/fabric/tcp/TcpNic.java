@@ -1,5 +1,6 @@
 package io.verbus.fabric.tcp;
 
+import io.verbus.common.RateLimitedLog;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.FaultInjection;
 import io.verbus.fabric.QueuePairConnectionInfo;
@@ -49,7 +50,7 @@ final class TcpNic implements Agent
      */
     static final int MAX_CONNECTIONS_AWAITING_HELLO = 64;
     /** A flood of bad hellos costs one log line per interval (with the count since the last), not one per hello. */
-    static final long REFUSAL_LOG_INTERVAL_NS = TimeUnit.SECONDS.toNanos(5);
+    static final long REFUSAL_LOG_INTERVAL_NS = RateLimitedLog.DEFAULT_INTERVAL_NS;
     private static final System.Logger LOGGER = System.getLogger(TcpNic.class.getName());
 
     private int seenConnectionDrops;
@@ -57,8 +58,7 @@ final class TcpNic implements Agent
     private boolean dead;
     /** Hellos refused since the device opened; written by the NIC thread only, read by tests. */
     private volatile long refusedHellos;
-    private long refusedHellosLogged;
-    private long nextRefusalLogNs;
+    private final RateLimitedLog refusalLog = new RateLimitedLog(LOGGER, REFUSAL_LOG_INTERVAL_NS);
 
     /**
      * @param eager true when the NIC thread busy-spins on a CPU of its own: it then makes progress on every QP on
@@ -81,7 +81,6 @@ final class TcpNic implements Agent
         this.faults = context.faultInjection();
         this.connectTimeoutNs = context.tcpConnectTimeoutNs();
         this.seenConnectionDrops = faults.connectionDropCount();
-        this.nextRefusalLogNs = System.nanoTime();
     }
 
     /**
@@ -245,7 +244,7 @@ final class TcpNic implements Agent
                 if (awaitingHelloCount() >= MAX_CONNECTIONS_AWAITING_HELLO)
                 {
                     work += refuse(oldestAwaitingHello(), "too many connections without a hello (at most " +
-                        MAX_CONNECTIONS_AWAITING_HELLO + " are held); closed the oldest", nowNs);
+                        MAX_CONNECTIONS_AWAITING_HELLO + " are held); closed the oldest");
                 }
                 connections.add(connection);
                 work++;
@@ -406,12 +405,12 @@ final class TcpNic implements Agent
                 (in.getInt(start + TcpWire.HELLO_MAGIC_OFFSET) != TcpWire.MAGIC ||
                 in.getInt(start + TcpWire.HELLO_VERSION_OFFSET) != TcpWire.VERSION))
             {
-                return refuse(connection, "not a tcp NIC hello of wire version " + TcpWire.VERSION, nowNs);
+                return refuse(connection, "not a tcp NIC hello of wire version " + TcpWire.VERSION);
             }
             final boolean timedOut = nowNs - connection.openedNs > connectTimeoutNs;
             if (in.remaining() < TcpWire.HELLO_LENGTH)
             {
-                return timedOut ? refuse(connection, "no whole hello within the connect timeout", nowNs) : 0;
+                return timedOut ? refuse(connection, "no whole hello within the connect timeout") : 0;
             }
             final int targetQpn = in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET);
             TcpQueuePair target = find(targetQpn);
@@ -427,15 +426,14 @@ final class TcpNic implements Agent
             if (null == remote)
             {
                 return timedOut ? refuse(connection, null == target ?
-                    "no such QP within the connect timeout" : "QP not connected within the connect timeout", nowNs) :
-                    0;
+                    "no such QP within the connect timeout" : "QP not connected within the connect timeout") : 0;
             }
             sourceQpn = in.getInt(start + TcpWire.HELLO_SOURCE_QPN_OFFSET);
             sourcePsn = in.getInt(start + TcpWire.HELLO_SOURCE_PSN_OFFSET);
             if (in.getInt(start + TcpWire.HELLO_TARGET_PSN_OFFSET) != target.localPsn() ||
                 sourceQpn != remote.qpNumber() || sourcePsn != remote.psn())
             {
-                return refuse(connection, "QPNs and PSNs do not match a connected QP", nowNs);
+                return refuse(connection, "QPNs and PSNs do not match a connected QP");
             }
             in.position(start + TcpWire.HELLO_LENGTH);
             qp = target;
@@ -547,25 +545,17 @@ final class TcpNic implements Agent
     }
 
     /**
-     * Close a connection whose hello failed (it never reached a QP, so no QP is touched), count it, and log at most
-     * one WARNING per {@link #REFUSAL_LOG_INTERVAL_NS}, saying how many were refused since the previous line: anyone
-     * who reaches the port can send bad hellos, as fast as they like.
+     * Close a connection whose hello failed (it never reached a QP, so no QP is touched), count it, and log it through
+     * a {@link RateLimitedLog}: at most one WARNING per {@link #REFUSAL_LOG_INTERVAL_NS}, the next saying how many
+     * were left out, since anyone who reaches the port can send bad hellos as fast as they like.
      *
      * @return work done: 1.
      */
-    private int refuse(final TcpConnection connection, final String reason, final long nowNs)
+    private int refuse(final TcpConnection connection, final String reason)
     {
-        final long refused = refusedHellos + 1;
-        refusedHellos = refused; // single writer: this thread
-        if (nowNs - nextRefusalLogNs >= 0)
-        {
-            nextRefusalLogNs = nowNs + REFUSAL_LOG_INTERVAL_NS;
-            final long unlogged = refused - refusedHellosLogged - 1;
-            refusedHellosLogged = refused;
-            LOGGER.log(System.Logger.Level.WARNING, "verbus tcp NIC " + device.attributes().name() +
-                ": refused a connection from " + remoteAddressOf(connection) + ": " + reason +
-                (0 == unlogged ? "" : " (and " + unlogged + " more refused since the previous line)"));
-        }
+        refusedHellos = refusedHellos + 1; // single writer: this thread
+        refusalLog.log(System.Logger.Level.WARNING, "verbus tcp NIC " + device.attributes().name() +
+            ": refused a connection from " + remoteAddressOf(connection) + ": " + reason);
         closeConnection(connection);
         return 1;
     }

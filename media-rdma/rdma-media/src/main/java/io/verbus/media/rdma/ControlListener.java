@@ -1,5 +1,6 @@
 package io.verbus.media.rdma;
 
+import io.verbus.common.RateLimitedLog;
 import io.verbus.media.rdma.protocol.HandshakeException;
 import io.verbus.media.rdma.protocol.HandshakeHeader;
 import io.verbus.media.rdma.protocol.HandshakeValidator;

@@ -1,5 +1,6 @@
 package io.verbus.media.rdma;
 
+import io.verbus.common.RateLimitedLog;
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionChannel;
 import io.verbus.fabric.CompletionQueue;

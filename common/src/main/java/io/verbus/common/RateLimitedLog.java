@@ -1,4 +1,4 @@
-package io.verbus.media.rdma;
+package io.verbus.common;
 
 import java.util.concurrent.TimeUnit;
 
@@ -6,12 +6,13 @@ import java.util.concurrent.TimeUnit;
  * Logs one kind of event at most once per interval and says how many were left out, so that a peer (or a full
  * disk) that makes the same thing fail thousands of times a second costs a line every few seconds, not a log storm.
  * Every event is still counted by the caller; the suppressed count in the next line keeps the log and the counters
- * in agreement. Control paths only: it takes a lock and formats strings.
+ * in agreement. Control paths only: it takes a lock and formats strings. Shared by the rdma media (handshake
+ * rejections) and the tcp fabric provider (refused hellos).
  */
-final class RateLimitedLog
+public final class RateLimitedLog
 {
     /** Default interval between two lines of the same kind. */
-    static final long DEFAULT_INTERVAL_NS = TimeUnit.SECONDS.toNanos(5);
+    public static final long DEFAULT_INTERVAL_NS = TimeUnit.SECONDS.toNanos(5);
 
     private final System.Logger logger;
     private final long intervalNs;
@@ -19,7 +20,7 @@ final class RateLimitedLog
     private boolean loggedOnce;
     private long suppressed;
 
-    RateLimitedLog(final System.Logger logger, final long intervalNs)
+    public RateLimitedLog(final System.Logger logger, final long intervalNs)
     {
         this.logger = logger;
         this.intervalNs = intervalNs;
@@ -28,7 +29,7 @@ final class RateLimitedLog
     /**
      * @return true when the line was written, false when it was only counted as suppressed.
      */
-    synchronized boolean log(final System.Logger.Level level, final String message)
+    public synchronized boolean log(final System.Logger.Level level, final String message)
     {
         final long nowNs = System.nanoTime();
         if (loggedOnce && nowNs - lastLoggedNs < intervalNs)
@@ -45,7 +46,7 @@ final class RateLimitedLog
     }
 
     /** @return events counted but not logged since the last line. */
-    synchronized long suppressed()
+    public synchronized long suppressed()
     {
         return suppressed;
     }
@@ -54,7 +55,7 @@ final class RateLimitedLog
      * Logs, if any event was left out since the last line, one line saying how many, so that after a flush every
      * event is in the log (for a close, or a test that compares the log with a counter).
      */
-    synchronized void flush(final System.Logger.Level level, final String what)
+    public synchronized void flush(final System.Logger.Level level, final String what)
     {
         if (suppressed > 0)
         {
@@ -67,25 +68,25 @@ final class RateLimitedLog
      * One {@link RateLimitedLog} per kind of event (e.g. per rejection reason), so that a flood of one kind does not
      * hide the first line of another.
      */
-    static final class ByKind
+    public static final class ByKind
     {
         private final System.Logger logger;
         private final long intervalNs;
         private final java.util.concurrent.ConcurrentHashMap<String, RateLimitedLog> logs =
             new java.util.concurrent.ConcurrentHashMap<>();
 
-        ByKind(final System.Logger logger, final long intervalNs)
+        public ByKind(final System.Logger logger, final long intervalNs)
         {
             this.logger = logger;
             this.intervalNs = intervalNs;
         }
 
-        boolean log(final String kind, final System.Logger.Level level, final String message)
+        public boolean log(final String kind, final System.Logger.Level level, final String message)
         {
             return logs.computeIfAbsent(kind, (k) -> new RateLimitedLog(logger, intervalNs)).log(level, message);
         }
 
-        void flush(final System.Logger.Level level, final String what)
+        public void flush(final System.Logger.Level level, final String what)
         {
             logs.forEach((kind, log) -> log.flush(level, what + " (" + kind + ")"));
         }
