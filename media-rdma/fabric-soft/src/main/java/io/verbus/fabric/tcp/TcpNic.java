@@ -241,9 +241,10 @@ final class TcpNic implements Agent
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 final TcpConnection connection = new TcpConnection(channel, false, nowNs);
                 connection.connected = true;
-                if (awaitingHelloCount() >= MAX_CONNECTIONS_AWAITING_HELLO)
+                final TcpConnection evicted = oldestAwaitingHelloWhenFull();
+                if (null != evicted)
                 {
-                    work += refuse(oldestAwaitingHello(), "too many connections without a hello (at most " +
+                    work += refuse(evicted, "too many connections without a hello (at most " +
                         MAX_CONNECTIONS_AWAITING_HELLO + " are held); closed the oldest");
                 }
                 connections.add(connection);
@@ -285,32 +286,27 @@ final class TcpNic implements Agent
         }
     }
 
-    /** @return accepted connections still waiting for their hello (control path: a walk of a short list). */
-    private int awaitingHelloCount()
+    /**
+     * @return the oldest accepted connection still waiting for its hello when {@link #MAX_CONNECTIONS_AWAITING_HELLO}
+     * of them wait, else null (control path: one walk of a short list).
+     */
+    private TcpConnection oldestAwaitingHelloWhenFull()
     {
-        int count = 0;
-        for (int i = 0; i < connections.size(); i++)
-        {
-            if (isAwaitingHello(connections.get(i)))
-            {
-                count++;
-            }
-        }
-        return count;
-    }
-
-    private TcpConnection oldestAwaitingHello()
-    {
+        int awaiting = 0;
         TcpConnection oldest = null;
         for (int i = 0; i < connections.size(); i++)
         {
             final TcpConnection connection = connections.get(i);
-            if (isAwaitingHello(connection) && (null == oldest || connection.openedNs - oldest.openedNs < 0))
+            if (isAwaitingHello(connection))
             {
-                oldest = connection;
+                awaiting++;
+                if (null == oldest || connection.openedNs - oldest.openedNs < 0)
+                {
+                    oldest = connection;
+                }
             }
         }
-        return oldest;
+        return awaiting >= MAX_CONNECTIONS_AWAITING_HELLO ? oldest : null;
     }
 
     private static boolean isAwaitingHello(final TcpConnection connection)
