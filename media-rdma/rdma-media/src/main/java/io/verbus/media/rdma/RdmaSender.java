@@ -414,7 +414,7 @@ public final class RdmaSender implements MediaSender
                 flags |= SendFlags.INLINE;
                 inline++;
             }
-            batch.add().write(0, logAddress + localOffset, length, connection.logSourceLkey,
+            batch.add().write(0, logAddress + localOffset, length, connection.logSourceRegion.lkey(),
                 connection.ringAddress + localOffset, connection.ringRkey, flags);
             position += length;
             bytes += length;

@@ -24,8 +24,6 @@ final class SubscriberConnection extends RcLink
      * WRITEs (a QP can use only the lkeys of its own PD).
      */
     final MemoryRegion logSourceRegion;
-    /** {@link #logSourceRegion}'s lkey, read once: the send path names it in every data WRITE. */
-    final int logSourceLkey;
     final MemoryRegion statusRegion;
     final int statusSlotIndex;
     final UnsafeBuffer statusBlock;
@@ -82,7 +80,6 @@ final class SubscriberConnection extends RcLink
         super(name, pd, qp, cq, sourceRegion, counters, transport);
         this.id = id;
         this.logSourceRegion = logSourceRegion;
-        this.logSourceLkey = logSourceRegion.lkey();
         this.statusRegion = statusRegion;
         this.statusSlotIndex = statusSlotIndex;
         this.statusBlock = new UnsafeBuffer(statusRegion.address(), (int)statusRegion.length());
