@@ -242,7 +242,7 @@ final class PublisherControl implements AutoCloseable
             // its catch-up grant, opens nothing through this QP.
             pd = resources.allocateProtectionDomain(endpoint);
             // The data WRITEs' source: the terms, local access only (no remote right at all).
-            logSourceRegion = resources.register(pd, log.logBuffers().segment().asSlice(0, 3L * log.termLength()), 0);
+            logSourceRegion = resources.register(pd, terms(), 0);
             // REMOTE_WRITE only (verbs requires LOCAL_WRITE with it); just this subscriber's slot.
             statusRegion = resources.register(pd, statusSlots.block(slot),
                 AccessFlags.LOCAL_WRITE | AccessFlags.REMOTE_WRITE);
@@ -340,10 +340,9 @@ final class PublisherControl implements AutoCloseable
      */
     private MemoryRegion registerLogForRead(final SubscriberConnection connection)
     {
-        final MemorySegment terms = log.logBuffers().segment().asSlice(0, 3L * log.termLength());
         try
         {
-            final MemoryRegion logRegion = resources.register(connection.pd, terms, AccessFlags.REMOTE_READ);
+            final MemoryRegion logRegion = resources.register(connection.pd, terms(), AccessFlags.REMOTE_READ);
             connection.logReadRegion = logRegion;
             return logRegion;
         }
@@ -355,6 +354,12 @@ final class PublisherControl implements AutoCloseable
                 connection.joinPosition);
             return null;
         }
+    }
+
+    /** @return the log's three term partitions, without its metadata: what a subscriber's connection registers. */
+    private MemorySegment terms()
+    {
+        return log.logBuffers().segment().asSlice(0, 3L * log.termLength());
     }
 
     private void awaitRetiredThenFree(final SubscriberConnection connection)
