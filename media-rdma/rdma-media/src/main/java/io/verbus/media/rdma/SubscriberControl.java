@@ -323,9 +323,8 @@ final class SubscriberControl implements AutoCloseable
     }
 
     private record Prepared(FabricEndpoint endpoint, ProtectionDomain pd, MemorySegment ring, MemoryRegion ringRegion,
-        int positionIndex,
-        MemoryRegion positionRegion, MemoryRegion sourceRegion, CompletionQueue cq, CompletionQueue receiveCq,
-        CompletionChannel eventChannel, QueuePair qp, CommitMode.Choice commit, int credits)
+        int positionIndex, MemoryRegion positionRegion, MemoryRegion sourceRegion, CompletionQueue cq,
+        CompletionQueue receiveCq, CompletionChannel eventChannel, QueuePair qp, CommitMode.Choice commit, int credits)
     {
     }
 
@@ -507,9 +506,8 @@ final class SubscriberControl implements AutoCloseable
         LOGGER.log(System.Logger.Level.INFO, "rdma subscription " + connection.name + ": disconnected: " +
             connection.closeReason);
         freeParts(connection.endpoint, connection.pd, connection.ring, connection.ringRegion,
-            connection.positionBlockIndex,
-            connection.positionRegion, connection.sourceRegion, connection.cq, connection.receiveCq,
-            connection.eventChannel, connection.qp, connection.counters, true);
+            connection.positionBlockIndex, connection.positionRegion, connection.sourceRegion, connection.cq,
+            connection.receiveCq, connection.eventChannel, connection.qp, connection.counters, true);
     }
 
     private void freeParts(
