@@ -88,8 +88,7 @@ class RdmaCrossProcessTest
             subscriberCommand.addAll(java(subscriberProps.toArray(new String[0])));
             subscriberCommand.addAll(List.of("subscribe", dir.resolve("sub").toString(),
                 "rdma:endpoint=" + subscriberTarget + ":" + port + "|provider=" + provider + subscriberChannelKeys,
-                "3001",
-                Long.toString(MESSAGES)));
+                "3001", Long.toString(MESSAGES)));
             final Path subscriberLog = dir.resolve("subscriber.log");
             subscriber = new ProcessBuilder(subscriberCommand).redirectErrorStream(true)
                 .redirectOutput(subscriberLog.toFile()).start();

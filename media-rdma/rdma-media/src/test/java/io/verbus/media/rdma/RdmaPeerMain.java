@@ -67,13 +67,13 @@ public final class RdmaPeerMain
     public static final String TIMEOUT_PROP_NAME = "verbus.rdma.peer.timeout.s";
     private static final long TIMEOUT_NS = TimeUnit.SECONDS.toNanos(Long.getLong(TIMEOUT_PROP_NAME, 120));
     private static final long STALL_MS_DEFAULT = 20_000;
-    /** Invoker mode: the Verbus whose driver this process's loops run; null in the other modes. */
-    private static Verbus invoked;
-
     /** How long the publisher pauses with {@code --pause-every}, unless {@code --pause-ms} says otherwise. */
     static final long PAUSE_MS_DEFAULT = 2;
     /** In claim mode, this many messages apart a claim is aborted before the real one. */
     static final int ABORT_EVERY = 13;
+
+    /** Invoker mode: the Verbus whose driver this process's loops run; null in the other modes. */
+    private static Verbus invoked;
 
     /** How the publisher sends. */
     enum SendMode
@@ -135,7 +135,7 @@ public final class RdmaPeerMain
             System.err.println("usage: RdmaPeerMain publish|subscribe <verbus-dir> <channel> <stream-id> <count> " +
                 "[--exclusive] [--send=offer|flush|claim] [--sizes=mixed|fragmented] [--subscribers=n] " +
                 "[--stall-ms=n] [--late-joiner] [--late-joiner-by=n] [--driver-idle=name] [--pause-every=n] " +
-                "[--pause-ms=n]");
+                "[--pause-ms=n] [--threading=shared|dedicated|invoker]");
             System.exit(2);
         }
         final String dir = args[1];
@@ -329,7 +329,7 @@ public final class RdmaPeerMain
      * Waits for the test to say on stdin that the subscribers are done (or for stdin to close); in invoker mode the
      * driver keeps running meanwhile (heartbeats, the subscribers' statuses), the stdin read on a thread of its own.
      */
-    private static void awaitDone() throws IOException, InterruptedException
+    private static void awaitDone() throws IOException
     {
         if (null == invoked)
         {
