@@ -8,6 +8,7 @@ import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -24,6 +25,12 @@ public final class LatencyRunner
     /** Ten seconds at three significant digits: any round trip slower than that is a stall anyway. */
     public static final long HIGHEST_TRACKABLE_NS = TimeUnit.SECONDS.toNanos(10);
     private static final int SPINS_BETWEEN_CLOCK_READS = 256;
+    /**
+     * The last sequence number any run sent: each run continues from it, so numbers only grow over a pair's runs and
+     * a late echo from a run that was given up (a warm-up that stalled) is told apart and dropped
+     * ({@code MessageHeader.isEchoOf}) instead of failing the next run's first round trip.
+     */
+    private static final AtomicLong LAST_SEQUENCE = new AtomicLong();
 
     private final RunSettings settings;
 
@@ -86,7 +93,7 @@ public final class LatencyRunner
         {
             pin(settings.pingerCpu());
             final IdleStrategy idle = settings.idleStrategy().get();
-            long sequence = 0;
+            long sequence = LAST_SEQUENCE.get();
 
             final long warmupEndNs = System.nanoTime() + settings.warmupNs();
             for (long i = 0; i < settings.maxRoundTrips() && System.nanoTime() < warmupEndNs; i++)
@@ -111,6 +118,7 @@ public final class LatencyRunner
             measured[0] = count;
             measured[1] = nowNs - startNs;
             measured[2] = cpuStartNs < 0 ? -1 : ProcessCpuClock.cpuTimeNs() - cpuStartNs;
+            LAST_SEQUENCE.accumulateAndGet(sequence, Math::max);
         }
         catch (final Throwable ex)
         {
@@ -161,25 +169,33 @@ public final class LatencyRunner
     private void roundTrip(
         final Pinger pinger, final long sequence, final int length, final IdleStrategy idle, final long sentNs)
     {
-        final long deadlineNs = sentNs + settings.stallTimeoutNs();
-        int spins = 0;
-        idle.reset();
-        while (!pinger.send(sequence, length))
+        try
         {
-            if (++spins % SPINS_BETWEEN_CLOCK_READS == 0 && System.nanoTime() > deadlineNs)
+            final long deadlineNs = sentNs + settings.stallTimeoutNs();
+            int spins = 0;
+            idle.reset();
+            while (!pinger.send(sequence, length))
             {
-                throw new IllegalStateException("could not send message " + sequence + " for " + stallMs() + " ms");
+                if (++spins % SPINS_BETWEEN_CLOCK_READS == 0 && System.nanoTime() > deadlineNs)
+                {
+                    throw new IllegalStateException("could not send message " + sequence + " for " + stallMs() + " ms");
+                }
+                idle.idle();
             }
-            idle.idle();
+            idle.reset();
+            while (!pinger.pollEcho(sequence))
+            {
+                if (++spins % SPINS_BETWEEN_CLOCK_READS == 0 && System.nanoTime() > deadlineNs)
+                {
+                    throw new IllegalStateException("no echo of message " + sequence + " within " + stallMs() + " ms");
+                }
+                idle.idle();
+            }
         }
-        idle.reset();
-        while (!pinger.pollEcho(sequence))
+        catch (final RuntimeException | Error ex)
         {
-            if (++spins % SPINS_BETWEEN_CLOCK_READS == 0 && System.nanoTime() > deadlineNs)
-            {
-                throw new IllegalStateException("no echo of message " + sequence + " within " + stallMs() + " ms");
-            }
-            idle.idle();
+            LAST_SEQUENCE.accumulateAndGet(sequence, Math::max); // it may still be in flight: the next run goes past it
+            throw ex;
         }
     }
 

@@ -19,8 +19,9 @@ public interface Pinger
      * Polls once for the echo.
      *
      * @param sequence the sequence number last sent.
-     * @return true when the echo of {@code sequence} has arrived.
-     * @throws IllegalStateException when an echo carries another sequence number.
+     * @return true when the echo of {@code sequence} has arrived; a late echo of an earlier sequence (from a run that
+     * was given up) is dropped ({@code MessageHeader.isEchoOf}).
+     * @throws IllegalStateException when an echo carries a sequence number not sent yet.
      */
     boolean pollEcho(long sequence);
 }

@@ -321,9 +321,12 @@ public final class AeronContender implements Contender
         {
             if (subscription.poll(handler, 1) > 0 && echoedSequence != -1)
             {
-                MessageHeader.checkEcho(sequence, echoedSequence);
+                final long echoed = echoedSequence;
                 echoedSequence = -1;
-                return true;
+                if (MessageHeader.isEchoOf(sequence, echoed))
+                {
+                    return true;
+                }
             }
             if (null != invoker && ++emptyPolls >= pollsPerInvoke)
             {

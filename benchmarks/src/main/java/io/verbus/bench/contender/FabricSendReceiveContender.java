@@ -70,8 +70,7 @@ public final class FabricSendReceiveContender implements Contender
                 }
                 final long echoed = MessageHeader.sequence(a.buffer, a.lastReceiveOffset());
                 a.repostLastReceive();
-                MessageHeader.checkEcho(sequence, echoed);
-                return true;
+                return MessageHeader.isEchoOf(sequence, echoed); // a late echo of an earlier message is dropped
             }
         };
         final Ponger ponger = () ->

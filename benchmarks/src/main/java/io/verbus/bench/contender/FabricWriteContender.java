@@ -79,7 +79,12 @@ public final class FabricWriteContender implements Contender
                     }
                     return false;
                 }
-                MessageHeader.checkEcho(sequence, MessageHeader.sequence(a.buffer, FabricPeer.RING_OFFSET));
+                // The doorbell rang this sequence, so the ring must hold it too (a late echo never rings it).
+                final long echoed = MessageHeader.sequence(a.buffer, FabricPeer.RING_OFFSET);
+                if (!MessageHeader.isEchoOf(sequence, echoed))
+                {
+                    throw new IllegalStateException("the doorbell rang " + sequence + " but the ring holds " + echoed);
+                }
                 return true;
             }
         };

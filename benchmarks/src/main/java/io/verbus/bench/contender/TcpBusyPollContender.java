@@ -194,7 +194,11 @@ public final class TcpBusyPollContender implements Contender
             {
                 return false;
             }
-            MessageHeader.checkEcho(sequence, MessageHeader.sequence(pongBuffer, 0));
+            if (!MessageHeader.isEchoOf(sequence, MessageHeader.sequence(pongBuffer, 0)))
+            {
+                pong.clear().limit(ping.limit()); // a late echo of an earlier message: read on for this one's
+                return false;
+            }
             ping.clear();
             return true;
         }

@@ -159,7 +159,11 @@ public final class TcpSocketContender implements Contender
             {
                 return false;
             }
-            MessageHeader.checkEcho(sequence, MessageHeader.sequence(pongBuffer, 0));
+            if (!MessageHeader.isEchoOf(sequence, MessageHeader.sequence(pongBuffer, 0)))
+            {
+                received = 0; // a late echo of an earlier message: read on for this one's
+                return false;
+            }
             return true;
         }
     }

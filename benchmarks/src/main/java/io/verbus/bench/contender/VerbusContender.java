@@ -460,9 +460,12 @@ public final class VerbusContender implements Contender
         {
             if (subscription.poll(handler, 1) > 0 && echoedSequence != -1)
             {
-                MessageHeader.checkEcho(sequence, echoedSequence);
+                final long echoed = echoedSequence;
                 echoedSequence = -1;
-                return true;
+                if (MessageHeader.isEchoOf(sequence, echoed))
+                {
+                    return true;
+                }
             }
             idleWork();
             return false;
