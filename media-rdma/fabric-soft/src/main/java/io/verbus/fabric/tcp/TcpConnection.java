@@ -20,6 +20,13 @@ import java.nio.channels.SocketChannel;
 final class TcpConnection
 {
     private static final int INITIAL_BUFFER_BYTES = 256 * 1024;
+    /**
+     * The buffers of an accepted connection until its hello is proven: room for the hello and its answer only.
+     * Anyone who reaches the port can open connections as fast as they like, and each one's buffers are direct memory
+     * that only a GC gives back: at the streaming size a flood of bare connects took the JDK's direct memory limit
+     * and a full System.gc() pause every few hundred connections.
+     */
+    static final int HELLO_BUFFER_BYTES = 64;
     /** Regions whose ByteBuffer view a connection keeps for direct placement (the media WRITEs into one ring). */
     private static final int VIEW_CACHE_SIZE = 4;
 
@@ -47,10 +54,10 @@ final class TcpConnection
     boolean discardingRequests;
     /** When the engine last read this socket, for the application's read rate while it streams. */
     long lastReadNs;
-    private ByteBuffer readBuffer = allocate(INITIAL_BUFFER_BYTES);
-    private MemorySegment readSegment = wholeOf(readBuffer);
-    private ByteBuffer writeBuffer = allocate(INITIAL_BUFFER_BYTES);
-    private MemorySegment writeSegment = wholeOf(writeBuffer);
+    private ByteBuffer readBuffer;
+    private MemorySegment readSegment;
+    private ByteBuffer writeBuffer;
+    private MemorySegment writeSegment;
     private volatile boolean closed;
     private volatile boolean draining;
     private long drainDeadlineNs;
@@ -72,6 +79,47 @@ final class TcpConnection
         this.dialed = dialed;
         this.openedNs = nowNs;
         this.lastReadNs = nowNs - java.util.concurrent.TimeUnit.SECONDS.toNanos(1); // never read yet
+        // A dialed connection is this NIC's own QP's; an accepted one is anybody's until its hello proves otherwise.
+        final int bufferBytes = dialed ? INITIAL_BUFFER_BYTES : HELLO_BUFFER_BYTES;
+        readBuffer = allocate(bufferBytes);
+        readSegment = wholeOf(readBuffer);
+        writeBuffer = allocate(bufferBytes);
+        writeSegment = wholeOf(writeBuffer);
+    }
+
+    /**
+     * An accepted connection whose hello proved it is a connected QP's peer: give it the streaming buffers, keeping
+     * what either buffer holds. Called by the NIC thread, which still owns the connection, with both buffers in
+     * write mode (after {@link #doneReading()}).
+     */
+    void growToStreamingBuffers()
+    {
+        if (readBuffer.capacity() < INITIAL_BUFFER_BYTES)
+        {
+            readBuffer = grown(readBuffer);
+            readSegment = wholeOf(readBuffer);
+        }
+        if (writeBuffer.capacity() < INITIAL_BUFFER_BYTES)
+        {
+            writeBuffer = grown(writeBuffer);
+            writeSegment = wholeOf(writeBuffer);
+        }
+    }
+
+    /**
+     * @return the read and write buffers' capacities added up, for the tests of what a connection holds.
+     */
+    int bufferBytes()
+    {
+        return readBuffer.capacity() + writeBuffer.capacity();
+    }
+
+    private static ByteBuffer grown(final ByteBuffer inWriteMode)
+    {
+        final ByteBuffer bigger = allocate(INITIAL_BUFFER_BYTES);
+        inWriteMode.flip();
+        bigger.put(inWriteMode);
+        return bigger;
     }
 
     /**

@@ -44,9 +44,10 @@ final class TcpNic implements Agent
     private TcpQueuePair[] queuePairs = new TcpQueuePair[0];
     private static final long ACCEPT_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(1);
     /**
-     * Most accepted connections held waiting for their hello: each holds two 256 KiB buffers until its hello or the
-     * connect timeout, and anyone who reaches the port can open them, so past this the oldest waiting one is closed
-     * (a Verbus dialer writes its hello as soon as it connects, so only a stalled connection is ever that old).
+     * Most accepted connections held waiting for their hello: each holds a socket and two small buffers
+     * ({@link TcpConnection#HELLO_BUFFER_BYTES}; the streaming ones only once its hello is proven) until its hello or
+     * the connect timeout, and anyone who reaches the port can open them, so past this the oldest waiting one is
+     * closed (a Verbus dialer writes its hello as soon as it connects, so only a stalled connection is ever that old).
      */
     static final int MAX_CONNECTIONS_AWAITING_HELLO = 64;
     /** A flood of bad hellos costs one log line per interval (with the count since the last), not one per hello. */
@@ -446,6 +447,7 @@ final class TcpNic implements Agent
         // back, before any response the engine writes once the connection is established.
         try
         {
+            connection.growToStreamingBuffers(); // proven: now it may hold what a QP's traffic needs
             acknowledgeHello(connection, sourceQpn, sourcePsn, qp.qpNumber(), qp.localPsn());
             connection.flush(); // what the socket does not take stays in order; the engine flushes it with responses
         }
