@@ -106,14 +106,6 @@ final class TcpConnection
         }
     }
 
-    /**
-     * @return the read and write buffers' capacities added up, for the tests of what a connection holds.
-     */
-    int bufferBytes()
-    {
-        return readBuffer.capacity() + writeBuffer.capacity();
-    }
-
     private static ByteBuffer grown(final ByteBuffer inWriteMode)
     {
         final ByteBuffer bigger = allocate(INITIAL_BUFFER_BYTES);
