@@ -7,6 +7,7 @@ import io.verbus.bench.contender.FabricWriteContender;
 import io.verbus.bench.contender.FloorContender;
 import io.verbus.bench.contender.MessageHeader;
 import io.verbus.bench.contender.NotRunContender;
+import io.verbus.bench.contender.SimplePingPongPair;
 import io.verbus.bench.contender.TcpBusyPollContender;
 import io.verbus.bench.contender.TcpSocketContender;
 import io.verbus.bench.contender.VerbusContender;
@@ -409,25 +410,7 @@ class HarnessRunTest
                     return false;
                 }
             };
-            return new PingPongPair()
-            {
-                @Override
-                public Pinger pinger()
-                {
-                    return pinger;
-                }
-
-                @Override
-                public Ponger ponger()
-                {
-                    return () -> 0;
-                }
-
-                @Override
-                public void close()
-                {
-                }
-            };
+            return new SimplePingPongPair(pinger, () -> 0, () -> { });
         }
 
         @Override
@@ -534,25 +517,7 @@ class HarnessRunTest
                     return 1;
                 }
             };
-            return new PingPongPair()
-            {
-                @Override
-                public Pinger pinger()
-                {
-                    return pinger;
-                }
-
-                @Override
-                public Ponger ponger()
-                {
-                    return ponger;
-                }
-
-                @Override
-                public void close()
-                {
-                }
-            };
+            return new SimplePingPongPair(pinger, ponger, () -> { });
         }
 
         @Override

@@ -6,15 +6,15 @@ import io.verbus.bench.Ponger;
 import org.agrona.CloseHelper;
 
 /**
- * A pair made of two ends and what closes them.
+ * A pair made of two ends and what closes them (public for the harness's own tests' contenders).
  */
-final class SimplePingPongPair implements PingPongPair
+public final class SimplePingPongPair implements PingPongPair
 {
     private final Pinger pinger;
     private final Ponger ponger;
     private final AutoCloseable resources;
 
-    SimplePingPongPair(final Pinger pinger, final Ponger ponger, final AutoCloseable resources)
+    public SimplePingPongPair(final Pinger pinger, final Ponger ponger, final AutoCloseable resources)
     {
         this.pinger = pinger;
         this.ponger = ponger;
