@@ -31,13 +31,13 @@ public final class SlotLayout
     {
     }
 
-    /** The check word for a value and timestamp: stays fixed across releases (it is on the wire). */
     /**
      * The timestamp of the last position block a closing publication writes, after its last data: the position is
      * then the end of the stream (a clock reading never takes this value).
      */
     public static final long END_OF_STREAM_TIMESTAMP = Long.MIN_VALUE;
 
+    /** The check word for a value and timestamp: stays fixed across releases (it is on the wire). */
     public static long check(final long value, final long timestamp)
     {
         return mix(mix(value ^ CHECK_SEED) + Long.rotateLeft(timestamp, 29));
