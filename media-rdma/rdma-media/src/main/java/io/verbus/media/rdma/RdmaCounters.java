@@ -133,10 +133,6 @@ public final class RdmaCounters
         }
     }
 
-    /**
-     * The per-connection counters: bytes and WRs posted, inline and signaled WRs, completion errors, QP state,
-     * and subscriber lag.
-     */
     /** A subscription's catch-up counters (control thread); none allocated for a subscription without one. */
     static final class CatchUp
     {
@@ -186,6 +182,10 @@ public final class RdmaCounters
         }
     }
 
+    /**
+     * The per-connection counters: bytes and WRs posted, inline and signaled WRs, completion errors, QP state,
+     * and subscriber lag.
+     */
     public static final class Connection
     {
         public final AtomicCounter bytesPosted;
