@@ -97,11 +97,13 @@ CLASSPATH="$(cat "$TARGET/test-classpath.txt"):$(ls "$TARGET"/softroce-lib/junit
 # correctness run C1 alone (-XX:TieredStopAtLevel=1), those whose figures are reported run C2 alone
 # (-XX:-TieredCompilation: interpreted until hot, then compiled once, as warm-ups already allow for). The retries on
 # exit 134 stay.
+JIT_CHECKER=-XX:TieredStopAtLevel=1
+JIT_MEASURED=-XX:-TieredCompilation
 #   -XX:UseAVX=1: one guest JVM in twenty crashed in JIT code under the emulated AVX2 (an earlier guess, kept).
 # The conformance JVM: C1 alone, so VerbsWriteLatencyIT's one-thread figure is C1 code (the like-for-like rows are
 # the two-JVM ones below).
 run_java() {
-    "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx1g \
+    "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 $JIT_CHECKER -XX:+UseSerialGC -Xmx1g \
         -XX:ErrorFile="$SHARED/hs_err_pid%p.log" \
         -Dverbus.fabric.verbs.device=rxe0 -Dverbus.fabric.verbs.address="$RXE_ADDRESS" \
         -Dverbus.softroce.results="$SHARED" \
@@ -122,7 +124,7 @@ note "prefetched the JDK and the class path in $(awk -v s="$prefetch_started" '{
 java_started=$(cut -d' ' -f1 /proc/uptime)
 run_java
 java_rc=$?
-# A JVM crash under TCG (exit 134, see run_peer) is the emulator's: up to two more attempts, each noted.
+# A JVM crash under TCG (exit 134, see run_java) is the emulator's: up to two more attempts, each noted.
 for java_attempt in 2 3; do
     [ "$java_rc" -eq 134 ] || break
     note "the JVM crashed (exit 134, log kept in the shared folder): attempt $java_attempt"
@@ -147,7 +149,7 @@ RDMA_OUT=rdma
 # C1 alone (see run_java): these two JVMs only check correctness.
 run_peer() {
     exec timeout --kill-after=10 600 "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 -XX:+UseSerialGC \
-        -XX:TieredStopAtLevel=1 -Xmx512m -XX:ErrorFile="$SHARED/hs_err_pid%p.log" \
+        $JIT_CHECKER -Xmx512m -XX:ErrorFile="$SHARED/hs_err_pid%p.log" \
         -Dverbus.fabric.verbs.device=rxe0 -Dverbus.fabric.verbs.address="$RXE_ADDRESS" \
         -Dverbus.rdma.secret=softroce-guest-rdma-media-secret -Dverbus.rdma.peer.timeout.s=360 \
         -cp "$CLASSPATH" io.verbus.media.rdma.RdmaPeerMain "$1" "$2" \
@@ -245,7 +247,7 @@ RDMA_MESSAGES=100000
 # warm-up, then 5,000 measured or 10 s (on a host shared by many builds an emulated round trip can take ms).
 WRITE_PINGPONG_PORT=7471
 run_write_pingpong_java() { # ROLE ARGS... (C2 alone, see run_java: its figures are reported)
-    exec timeout --kill-after=10 300 "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 -XX:-TieredCompilation \
+    exec timeout --kill-after=10 300 "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 $JIT_MEASURED \
         -XX:+UseSerialGC -Xmx256m -XX:ErrorFile="$SHARED/hs_err_pid%p.log" \
         -Dverbus.fabric.verbs.device=rxe0 -Dverbus.fabric.verbs.address="$RXE_ADDRESS" \
         -cp "$CLASSPATH" io.verbus.tools.VerbsWritePingPong "$@"
@@ -297,7 +299,7 @@ bench_started=$(cut -d' ' -f1 /proc/uptime)
 # HdrHistogram and of the seed's CQ poll, both attempts of one run with a single JVM of 10 minutes), exit 134; shorter
 # JVMs and a third attempt keep such a crash from failing the whole run, and every crash is noted.
 run_bench() { # PART CONTENDERS WARMUP_MS (C2 alone, see run_java; the echoing child JVM inherits the flags)
-    timeout --kill-after=10 600 "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 -XX:-TieredCompilation \
+    timeout --kill-after=10 600 "$JAVA_HOME/bin/java" @"$VERBUS_HOME/etc/jvm.args" -XX:UseAVX=1 $JIT_MEASURED \
         -XX:+UseSerialGC \
         -Xmx512m -XX:ErrorFile="$SHARED/hs_err_pid%p.log" -Dverbus.bench.connect.timeout.s=120 \
         -Dverbus.fabric.verbs.device=rxe0 -Dverbus.fabric.verbs.address="$RXE_ADDRESS" \
