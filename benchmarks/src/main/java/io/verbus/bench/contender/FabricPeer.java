@@ -24,14 +24,19 @@ import java.lang.foreign.MemorySegment;
  * One end of a fabric connection for the seed comparison: its own fabric, device, protection domain, completion
  * queue, RC queue pair and one registered region laid out as
  * <pre>
- *   0        doorbell: 8 bytes the peer WRITEs (a sequence number or a stream position)
- *   64       credit:   8 bytes the peer WRITEs (the position it has consumed)
- *   128      outbound position slots, 8 bytes each, the sources of doorbell and credit WRITEs
+ *   0        doorbell: a checked word the peer WRITEs (a sequence number or a stream position)
+ *   64       credit:   a checked word the peer WRITEs (the position it has consumed)
+ *   128      outbound position slots, 16 bytes each, the sources of doorbell and credit WRITEs
  *   4096     inbound ring the peer WRITEs messages into
  *   ...      outbound staging, the source of this end's messages
  *   ...      receive slots for two-sided RECVs
  * </pre>
  * Everything here belongs to the one thread that drives this end: its send queue, its CQ and its receive queue.
+ * <p>
+ * A checked word is 16 bytes, the value then its complement. A responder may place a WRITE's bytes in any order and
+ * at any pace (rxe in the Soft-RoCE guest copies them with {@code rep movsb}, which the emulator runs one byte at a
+ * time), so a reader polling a plain 8-byte word can see half of the new value and half of the old, stable for as
+ * long as the copy stalls: a position that was never written, which the seed's stream once counted as messages.
  */
 final class FabricPeer implements AutoCloseable
 {
@@ -39,6 +44,10 @@ final class FabricPeer implements AutoCloseable
     static final int CREDIT_OFFSET = 64;
     static final int POSITION_SLOTS_OFFSET = 128;
     static final int POSITION_SLOTS = 64;
+    /** Bytes of a checked word: the value, then its complement. */
+    static final int CHECKED_WORD_LENGTH = 2 * Long.BYTES;
+    /** What {@link #readCheckedWord} returns while the word is torn or was never written (no value is negative). */
+    static final long NO_WORD = -1;
     static final int RING_OFFSET = 4096;
     static final int RING_CAPACITY = 4 * 1024 * 1024;
     static final int STAGING_LENGTH = 64 * 1024;
@@ -178,12 +187,16 @@ final class FabricPeer implements AutoCloseable
         batch.add().write(0, address(offset), length, region.lkey(), remoteAddress + remoteOffset, remoteKey, 0);
     }
 
-    /** Adds a WRITE of an 8-byte value to the peer's word at {@code remoteOffset}, from a rotating source slot. */
-    void addWriteOfLong(final long value, final int remoteOffset)
+    /**
+     * Adds a WRITE of a checked word ({@code value}, not negative, and its complement) to the peer's word at
+     * {@code remoteOffset}, from a rotating source slot.
+     */
+    void addWriteOfCheckedWord(final long value, final int remoteOffset)
     {
-        final int slotOffset = POSITION_SLOTS_OFFSET + (positionSlot++ % POSITION_SLOTS) * Long.BYTES;
+        final int slotOffset = POSITION_SLOTS_OFFSET + (positionSlot++ % POSITION_SLOTS) * CHECKED_WORD_LENGTH;
         buffer.putLong(slotOffset, value);
-        addWrite(slotOffset, Long.BYTES, remoteOffset);
+        buffer.putLong(slotOffset + Long.BYTES, ~value);
+        addWrite(slotOffset, CHECKED_WORD_LENGTH, remoteOffset);
     }
 
     /** Adds a SEND of {@code length} bytes at local {@code offset}. */
@@ -282,14 +295,19 @@ final class FabricPeer implements AutoCloseable
         }
     }
 
-    /** @return the 8-byte word at {@code offset} as the peer last wrote it, read twice to never see a torn value. */
-    long readWord(final int offset)
+    /**
+     * Reads the checked word at {@code offset}: the value, its complement, then the value again, so that a copy in
+     * progress between the first two reads (whose halves would agree) still shows as a changed value.
+     *
+     * @return the value the peer last wrote whole, or {@link #NO_WORD} while it is torn or was never written.
+     */
+    long readCheckedWord(final int offset)
     {
-        long value = buffer.getLongVolatile(offset);
-        long again;
-        while (value != (again = buffer.getLongVolatile(offset)))
+        final long value = buffer.getLongVolatile(offset);
+        final long complement = buffer.getLongVolatile(offset + Long.BYTES);
+        if (value != ~complement || value != buffer.getLongVolatile(offset) || value < 0)
         {
-            value = again;
+            return NO_WORD;
         }
         return value;
     }

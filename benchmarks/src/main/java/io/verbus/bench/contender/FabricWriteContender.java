@@ -11,8 +11,9 @@ import io.verbus.bench.StreamSubscriber;
 import java.io.IOException;
 
 /**
- * The seed comparison's one-sided RDMA: the sender WRITEs the message into the receiver's memory, then WRITEs an
- * 8-byte doorbell (a sequence number, or the stream position) that the receiver polls; the receiver's CPU never
+ * The seed comparison's one-sided RDMA: the sender WRITEs the message into the receiver's memory, then WRITEs a
+ * doorbell (a sequence number, or the stream position, as a checked word: see {@link FabricPeer}) that the receiver
+ * polls; the receiver's CPU never
  * handles a completion. A stream is a ring in the receiver's memory whose consumed position the receiver WRITEs
  * back every quarter ring, so the sender never overruns it. While it waits on the doorbell, the waiting thread calls
  * {@link io.verbus.fabric.QueuePair#progress()}: on the tcp provider that thread is then the receiving NIC (a no-op on
@@ -63,14 +64,14 @@ public final class FabricWriteContender implements Contender
                 MessageHeader.write(a.buffer, a.stagingOffset, sequence, length);
                 a.batch.clear();
                 a.addWrite(a.stagingOffset, length, FabricPeer.RING_OFFSET);
-                a.addWriteOfLong(sequence, FabricPeer.DOORBELL_OFFSET);
+                a.addWriteOfCheckedWord(sequence, FabricPeer.DOORBELL_OFFSET);
                 return a.post();
             }
 
             @Override
             public boolean pollEcho(final long sequence)
             {
-                if (a.readWord(FabricPeer.DOORBELL_OFFSET) != sequence)
+                if (a.readCheckedWord(FabricPeer.DOORBELL_OFFSET) != sequence)
                 {
                     a.qp.progress();
                     if (++polls % REAP_EVERY_POLLS == 0)
@@ -96,8 +97,8 @@ public final class FabricWriteContender implements Contender
             @Override
             public int echo()
             {
-                final long sequence = b.readWord(FabricPeer.DOORBELL_OFFSET);
-                if (sequence == lastSequence)
+                final long sequence = b.readCheckedWord(FabricPeer.DOORBELL_OFFSET);
+                if (sequence == lastSequence || FabricPeer.NO_WORD == sequence)
                 {
                     b.qp.progress();
                     if (++polls % REAP_EVERY_POLLS == 0)
@@ -115,7 +116,7 @@ public final class FabricWriteContender implements Contender
                 // the ping's bytes in this end's ring are the echo's source: the next ping waits for this pong
                 b.batch.clear();
                 b.addWrite(FabricPeer.RING_OFFSET, length, FabricPeer.RING_OFFSET);
-                b.addWriteOfLong(sequence, FabricPeer.DOORBELL_OFFSET);
+                b.addWriteOfCheckedWord(sequence, FabricPeer.DOORBELL_OFFSET);
                 FabricSendReceiveContender.postWithin(b);
                 return 1;
             }
@@ -126,17 +127,27 @@ public final class FabricWriteContender implements Contender
     @Override
     public StreamPair openStream(final int maxLength) throws IOException
     {
-        final FabricLink link = FabricLink.open(provider, maxLength);
+        return stream(FabricLink.open(provider, maxLength));
+    }
+
+    /** The stream over an open link, from {@code a} to {@code b}; closing the pair closes the link. */
+    static StreamPair stream(final FabricLink link)
+    {
         final FabricPeer a = link.a;
         final FabricPeer b = link.b;
         final StreamPublisher publisher = new StreamPublisher()
         {
             private long position;
+            private long consumed;
 
             @Override
             public boolean send(final int length)
             {
-                final long consumed = a.readWord(FabricPeer.CREDIT_OFFSET);
+                final long credit = a.readCheckedWord(FabricPeer.CREDIT_OFFSET);
+                if (FabricPeer.NO_WORD != credit)
+                {
+                    consumed = credit;
+                }
                 if (position + length - consumed > FabricPeer.RING_CAPACITY)
                 {
                     a.pollCompletions();
@@ -146,7 +157,7 @@ public final class FabricWriteContender implements Contender
                 final int ringOffset = (int)(position % FabricPeer.RING_CAPACITY);
                 a.batch.clear();
                 a.addWrite(a.stagingOffset, length, FabricPeer.RING_OFFSET + ringOffset);
-                a.addWriteOfLong(position + length, FabricPeer.DOORBELL_OFFSET);
+                a.addWriteOfCheckedWord(position + length, FabricPeer.DOORBELL_OFFSET);
                 if (!a.post())
                 {
                     return false;
@@ -170,8 +181,8 @@ public final class FabricWriteContender implements Contender
             @Override
             public int poll(final int length)
             {
-                final long position = b.readWord(FabricPeer.DOORBELL_OFFSET);
-                if (position == consumed)
+                final long position = b.readCheckedWord(FabricPeer.DOORBELL_OFFSET);
+                if (position == consumed || FabricPeer.NO_WORD == position)
                 {
                     b.qp.progress();
                     if (++polls % REAP_EVERY_POLLS == 0)
@@ -185,7 +196,7 @@ public final class FabricWriteContender implements Contender
                 if (consumed - credited >= FabricPeer.RING_CAPACITY / 4)
                 {
                     b.batch.clear();
-                    b.addWriteOfLong(consumed, FabricPeer.CREDIT_OFFSET);
+                    b.addWriteOfCheckedWord(consumed, FabricPeer.CREDIT_OFFSET);
                     if (b.post())
                     {
                         credited = consumed;
