@@ -339,8 +339,9 @@ public final class CrossProcessContender implements Contender
                 return new AeronContender.AeronPinger(null, new AeronContender.Link(aeronPublication, null),
                     new AeronContender.Link(null, aeronSubscription), maxLength, Integer.MAX_VALUE);
             }
+            // shm and verbs only: the sender agent keeps an idle direct-mode writer alive, no flush needed
             return new VerbusContender.VerbusPinger(verbus, publication, subscription, exclusive, maxLength,
-                PONG_POLLS_PER_DUTY_CYCLE);
+                PONG_POLLS_PER_DUTY_CYCLE, false);
         }
 
         @Override

@@ -86,18 +86,28 @@ public final class VerbusContender implements Contender
      * the polling thread is also the software NIC that applies incoming WRITEs, so it runs on every idle poll.
      */
     private static final int POLLS_PER_DUTY_CYCLE = 16;
-    /** A direct-mode publication's sender needs a turn now and then while idle, for credits and heartbeats. */
+    /**
+     * Over tcp a direct-mode publication's QP is progressed (the subscriber's status WRITEs applied, responses read)
+     * by whoever holds its engine, so the publishing thread flushes now and then while it waits. Over shm and verbs
+     * it need not: the sender agent, run by the duty cycle, asks the writer for a full cycle every 100 us while it
+     * writes and runs the cycles itself once the writer idles (see ExclusivePublication.flush). A flush every 16
+     * idle polls is a whole duty cycle (about 90 ns idle) at each end while the echo may be arriving: in five of
+     * seven alternating pairs of runs on 2026-12-01 the 32 B p50 was 0.05-0.8 us lower without it (the VM's two
+     * speeds move single runs by more than that, so the figure is a direction, not a size).
+     */
     private static final int FLUSH_EVERY_IDLE_POLLS = 16;
     /** A streaming publisher in sender-agent mode runs the agent after this many bytes, so it sends batches. */
     private static final int BYTES_PER_AGENT_CYCLE = 16 * 1024;
 
     private final Variant variant;
     private final int pollsPerDutyCycle;
+    private final boolean flushWhileIdle;
 
     public VerbusContender(final Variant variant)
     {
         this.variant = variant;
         this.pollsPerDutyCycle = Variant.RDMA_TCP == variant ? 1 : POLLS_PER_DUTY_CYCLE;
+        this.flushWhileIdle = Variant.RDMA_TCP == variant && variant.exclusive;
     }
 
     @Override
@@ -144,9 +154,9 @@ public final class VerbusContender implements Contender
             final boolean pongerOwnsDutyCycle = ends.twoSides();
             return new SimplePingPongPair(
                 new VerbusPinger(ends.publisherSide, ping, pongSubscription, variant.exclusive, maxLength,
-                    pollsPerDutyCycle),
+                    pollsPerDutyCycle, flushWhileIdle),
                 new VerbusPonger(pongerOwnsDutyCycle ? ends.subscriberSide : null, pingSubscription, pong,
-                    variant.exclusive, pollsPerDutyCycle),
+                    variant.exclusive, pollsPerDutyCycle, flushWhileIdle),
                 ends);
         }
         catch (final RuntimeException ex)
@@ -230,8 +240,8 @@ public final class VerbusContender implements Contender
     }
 
     /**
-     * In direct mode the publishing thread owns the media sender: credits, heartbeats and claims progress only when
-     * it flushes.
+     * A direct-mode exclusive publication's full duty cycle on this thread (credits, completions, liveness): what a
+     * back-pressured writer runs so that its limit moves without waiting for the sender agent's cadence.
      */
     static int flushDirect(final Publication publication, final boolean exclusive)
     {
@@ -405,6 +415,7 @@ public final class VerbusContender implements Contender
         private final UnsafeBuffer ping;
         private final FragmentHandler handler;
         private final int pollsPerDutyCycle;
+        private final boolean flushWhileIdle;
         private long echoedSequence = -1;
         private int emptyPolls;
 
@@ -414,9 +425,11 @@ public final class VerbusContender implements Contender
             final Subscription subscription,
             final boolean exclusive,
             final int maxLength,
-            final int pollsPerDutyCycle)
+            final int pollsPerDutyCycle,
+            final boolean flushWhileIdle)
         {
             this.pollsPerDutyCycle = pollsPerDutyCycle;
+            this.flushWhileIdle = flushWhileIdle;
             this.verbus = verbus;
             this.publication = publication;
             this.subscription = subscription;
@@ -432,7 +445,7 @@ public final class VerbusContender implements Contender
             {
                 verbus.invoke();
             }
-            if (emptyPolls % FLUSH_EVERY_IDLE_POLLS == 0)
+            if (flushWhileIdle && emptyPolls % FLUSH_EVERY_IDLE_POLLS == 0)
             {
                 flushDirect(publication, exclusive);
             }
@@ -480,6 +493,7 @@ public final class VerbusContender implements Contender
         private final boolean exclusive;
         private final FragmentHandler handler;
         private final int pollsPerDutyCycle;
+        private final boolean flushWhileIdle;
         private int emptyPolls;
 
         /**
@@ -490,9 +504,11 @@ public final class VerbusContender implements Contender
             final Subscription subscription,
             final Publication publication,
             final boolean exclusive,
-            final int pollsPerDutyCycle)
+            final int pollsPerDutyCycle,
+            final boolean flushWhileIdle)
         {
             this.pollsPerDutyCycle = pollsPerDutyCycle;
+            this.flushWhileIdle = flushWhileIdle;
             this.verbus = verbus;
             this.subscription = subscription;
             this.publication = publication;
@@ -510,7 +526,7 @@ public final class VerbusContender implements Contender
                 {
                     verbus.invoke();
                 }
-                if (emptyPolls % FLUSH_EVERY_IDLE_POLLS == 0)
+                if (flushWhileIdle && emptyPolls % FLUSH_EVERY_IDLE_POLLS == 0)
                 {
                     flushDirect(publication, exclusive);
                 }
