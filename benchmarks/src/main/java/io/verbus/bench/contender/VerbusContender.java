@@ -91,9 +91,9 @@ public final class VerbusContender implements Contender
      * by whoever holds its engine, so the publishing thread flushes now and then while it waits. Over shm and verbs
      * it need not: the sender agent, run by the duty cycle, asks the writer for a full cycle every 100 us while it
      * writes and runs the cycles itself once the writer idles (see ExclusivePublication.flush). A flush every 16
-     * idle polls is a whole duty cycle (about 90 ns idle) at each end while the echo may be arriving: in four of
-     * five alternating pairs of runs on 2026-12-01 the 32 B p50 was 0.09-0.65 us lower without it (the VM's two
-     * speeds move single runs by more than that, so the figure is a direction, not a size).
+     * idle polls is a whole duty cycle (about 90 ns idle) at each end while the echo may be arriving: the 32 B
+     * p50 was lower without it in six of eight alternating pairs of runs on 2026-12-01 (the VM's two speeds move
+     * single runs by more than the difference, so that is a direction, not a size).
      */
     private static final int FLUSH_EVERY_IDLE_POLLS = 16;
     /** A streaming publisher in sender-agent mode runs the agent after this many bytes, so it sends batches. */
