@@ -34,8 +34,8 @@ import java.lang.foreign.MemorySegment;
  * Everything here belongs to the one thread that drives this end: its send queue, its CQ and its receive queue.
  * <p>
  * A checked word is 16 bytes, the value then its complement. A responder may place a WRITE's bytes in any order and
- * at any pace (rxe in the Soft-RoCE guest copies them with {@code rep movsb}, which the emulator runs one byte at a
- * time), so a reader polling a plain 8-byte word can see half of the new value and half of the old, stable for as
+ * at any pace (rxe promises no order even within one WRITE, and the Soft-RoCE guest's emulated CPU can stall a copy
+ * halfway), so a reader polling a plain 8-byte word can see part of the new value and part of the old, stable for as
  * long as the copy stalls: a position that was never written, which the seed's stream once counted as messages.
  */
 final class FabricPeer implements AutoCloseable

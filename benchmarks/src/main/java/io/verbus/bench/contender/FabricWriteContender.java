@@ -13,11 +13,10 @@ import java.io.IOException;
 /**
  * The seed comparison's one-sided RDMA: the sender WRITEs the message into the receiver's memory, then WRITEs a
  * doorbell (a sequence number, or the stream position, as a checked word: see {@link FabricPeer}) that the receiver
- * polls; the receiver's CPU never
- * handles a completion. A stream is a ring in the receiver's memory whose consumed position the receiver WRITEs
- * back every quarter ring, so the sender never overruns it. While it waits on the doorbell, the waiting thread calls
- * {@link io.verbus.fabric.QueuePair#progress()}: on the tcp provider that thread is then the receiving NIC (a no-op on
- * hardware).
+ * polls; the receiver's CPU never handles a completion. A stream is a ring in the receiver's memory whose consumed
+ * position the receiver WRITEs back every quarter ring, so the sender never overruns it. While it waits on the
+ * doorbell, the waiting thread calls {@link io.verbus.fabric.QueuePair#progress()}: on the tcp provider that thread
+ * is then the receiving NIC (a no-op on hardware).
  */
 public final class FabricWriteContender implements Contender
 {
