@@ -7,6 +7,7 @@ import io.verbus.fabric.QueuePairState;
 import io.verbus.fabric.SendFlags;
 import io.verbus.fabric.WorkCompletionOpcode;
 import io.verbus.fabric.WorkCompletionStatus;
+import io.verbus.fabric.WorkRequest;
 import io.verbus.fabric.WorkRequestOpcode;
 import io.verbus.fabric.soft.SoftCompletionQueue;
 import io.verbus.fabric.soft.SoftMemoryPlacement;
@@ -27,19 +28,21 @@ import static io.verbus.fabric.shm.ShmLayout.*;
 /**
  * An RC QP of the shm provider. There is no NIC: the initiating process plays both NICs.
  * <p>
- * <b>Send queue</b>: WRs run in posting order in the poster's thread, at post time and again on each poll
- * of either CQ while one is blocked. A WRITE checks the lkey locally and the rkey, PD, right and bounds
- * against the region table the responder publishes, then copies into the responder's region file mapped
- * here (release fence first, so earlier WRITEs are visible before it). READ copies back; atomics are
- * hardware atomics on the shared mapping. SEND and WRITE_WITH_IMM need a RECV the responder has
- * published: if none is posted the WR waits (RNR) and fails with RNR_RETRY_EXC_ERR after
- * {@code rnrTimeoutNs * rnrRetryCount} unless the count is 7 (forever). The payload is deposited in the
- * responder's receive slot; the responder copies it into its RECV buffer when it polls.
+ * <b>Send queue</b>: WRs run in posting order in the poster's thread, at post time and again on each poll of either CQ
+ * while one is blocked. A plain WRITE posted while nothing waits in the queue runs straight from the WR inside
+ * {@code postSend}, without being stored in the queue first: that is the data path's common case, and the store and
+ * re-read were about half of what a two-WR post cost. A WRITE checks the lkey locally and the rkey, PD, right and
+ * bounds against the region table the responder publishes, then copies into the responder's region file mapped here
+ * (release fence first, so earlier WRITEs are visible before it). READ copies back; atomics are hardware atomics on
+ * the shared mapping. SEND and WRITE_WITH_IMM need a RECV the responder has published: if none is posted the WR waits
+ * (RNR) and fails with RNR_RETRY_EXC_ERR after {@code rnrTimeoutNs * rnrRetryCount} unless the count is 7 (forever).
+ * The payload is deposited in the responder's receive slot; the responder copies it into its RECV buffer when it
+ * polls.
  * <p>
- * <b>Liveness</b>: before every WR the peer device's heartbeat is checked; a peer silent longer than the
- * liveness timeout, a closed device or a destroyed / errored peer QP gives RETRY_EXC_ERR. The check compares the
- * peer's heartbeat with this device's own last heartbeat first and reads the clock only when that is not conclusive,
- * so a post normally makes no clock call.
+ * <b>Liveness</b>: before the WRs of a post or a poll run, the peer device's heartbeat is checked; a peer silent
+ * longer than the liveness timeout, a closed device or a destroyed / errored peer QP gives RETRY_EXC_ERR. The check
+ * compares the peer's heartbeat with this device's own last heartbeat first and reads the clock only when that is not
+ * conclusive, so a post normally makes no clock call.
  * <p>
  * Threading: the send queue (postSend and polling its CQ) belongs to one thread and the receive queue to
  * one thread; each side's progress is guarded so that an accidental second thread skips instead of racing.
@@ -272,6 +275,107 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         {
             sendBusy.lazySet(false); // a release store: a volatile one would be a full fence on every post
         }
+    }
+
+    /**
+     * The common case of a post, run without the queue: nothing earlier is waiting, no fault is injected that needs
+     * the queue (a delay, a cross-WRITE reorder), and the responder is surely alive and ready, as the queue's own
+     * per-call check would find it. Anything less is left to {@link #progressSend()}, which makes the full check.
+     */
+    @Override
+    protected boolean beginExecuteInPlace(final long tail)
+    {
+        if (faults.isKilled() || faults.crossWriteFraction() > 0 || !sendBusy.compareAndSet(false, true))
+        {
+            return false;
+        }
+        boolean began = false;
+        try
+        {
+            if (!isClosed() && !completionPending && sqNext == tail && null != remoteQp)
+            {
+                adoptSharedState();
+                final int remoteState = remoteQp.state();
+                began = state == QueuePairState.RTS &&
+                    (remoteState == QueuePairState.RTS.code() || remoteState == QueuePairState.RTR.code()) &&
+                    peer.isSurelyAlive(shmDevice.lastBeatNs(), shmDevice.heartbeatPeriodNs());
+            }
+        }
+        catch (final RuntimeException | InternalError ex)
+        {
+            began = false; // the peer's file misbehaves: the queue's guarded check reports it
+        }
+        if (!began)
+        {
+            sendBusy.lazySet(false);
+        }
+        return began;
+    }
+
+    /**
+     * A plain WRITE run at post time, from the WR itself: the same checks and the same placement as
+     * {@link #executeOutbound}, minus the copy into the queue (an INLINE payload is read where the poster keeps it,
+     * which is the moment verbs would copy it). A WR that fails a check is left to the queue, which runs it again
+     * and reports the failure as it always does: nothing of it was placed, or the same bytes are placed again.
+     */
+    @Override
+    protected boolean executeInPlace(final WorkRequest wr, final long index)
+    {
+        final int length = wr.length();
+        if (wr.opcode() != WorkRequestOpcode.RDMA_WRITE || length > maxMessageLength)
+        {
+            return false;
+        }
+        final int flags = wr.flags();
+        if (length > 0)
+        {
+            try
+            {
+                final MemorySegment source;
+                final long sourceOffset;
+                if ((flags & SendFlags.INLINE) != 0)
+                {
+                    source = ALL_MEMORY;
+                    sourceOffset = wr.localAddress();
+                }
+                else
+                {
+                    final SoftMemoryRegion region = localRegions.lookup(wr.lkey());
+                    if (null == region || !region.permits(protectionDomainId, wr.localAddress(), length, 0))
+                    {
+                        return false;
+                    }
+                    source = region.segment();
+                    sourceOffset = region.offsetOf(wr.localAddress());
+                }
+                final long fileOffset = regionCache.resolve(peer, peer.regionTable(), wr.rkey(), wr.remoteAddress(),
+                    length, AccessFlags.REMOTE_WRITE, remotePdId);
+                if (fileOffset < 0 || !place(source, sourceOffset, regionCache.segment(), fileOffset, length))
+                {
+                    return false;
+                }
+            }
+            catch (final RuntimeException | InternalError ex)
+            {
+                return false;
+            }
+        }
+        sqNext = index + 1;
+        if ((flags & SendFlags.SIGNALED) != 0 && !sendCq.offer(wr.wrId(), WorkCompletionStatus.SUCCESS,
+            WorkCompletionOpcode.RDMA_WRITE, length, 0, false, qpNumber, this, false, index))
+        {
+            sqNext = index; // ran, but the CQ is full: the queue reports it without running it again
+            completionPending = true;
+            pendingStatus = WorkCompletionStatus.SUCCESS;
+            return false;
+        }
+        return true;
+    }
+
+    @Override
+    protected void endExecuteInPlace()
+    {
+        sendBusy.lazySet(false);
     }
 
     /**

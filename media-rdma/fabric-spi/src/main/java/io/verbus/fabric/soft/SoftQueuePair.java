@@ -272,26 +272,46 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
         long tail = sqTail;
         int result = PostResult.OK;
         int posted = 0;
-        for (final int size = batch.size(); posted < size; posted++)
+        int stored = 0;
+        final boolean executor = current == QueuePairState.RTS && delayNs <= 0 && beginExecuteInPlace(tail);
+        boolean inPlace = executor;
+        try
         {
-            final WorkRequest wr = batch.get(posted);
-            if (tail - reclaimed >= sqDepth)
+            for (final int size = batch.size(); posted < size; posted++)
             {
-                result = PostResult.SEND_QUEUE_FULL;
-                break;
+                final WorkRequest wr = batch.get(posted);
+                if (tail - reclaimed >= sqDepth)
+                {
+                    result = PostResult.SEND_QUEUE_FULL;
+                    break;
+                }
+                result = validate(wr);
+                if (result != PostResult.OK)
+                {
+                    break;
+                }
+                if (inPlace && executeInPlace(wr, tail))
+                {
+                    tail++;
+                    continue;
+                }
+                inPlace = false; // this WR and every one after it go through the queue, so they run in order
+                store(wr, sqSlot(tail), nowNs);
+                stored++;
+                tail++;
             }
-            result = validate(wr);
-            if (result != PostResult.OK)
-            {
-                break;
-            }
-            store(wr, sqSlot(tail), nowNs);
-            tail++;
+            sqTail = tail;
+            SQ_TAIL.setRelease(this, tail);
         }
-        sqTail = tail;
-        SQ_TAIL.setRelease(this, tail);
+        finally
+        {
+            if (executor)
+            {
+                endExecuteInPlace();
+            }
+        }
         batch.postedCount(posted);
-        if (posted > 0)
+        if (stored > 0)
         {
             onSendPosted();
         }
@@ -543,6 +563,41 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
     protected final boolean isInline(final int slot)
     {
         return (sqFlags[slot] & SendFlags.INLINE) != 0;
+    }
+
+    /**
+     * Hook: may the poster run the WRs it is posting now, in its own thread, without storing them first? A provider
+     * that says yes holds its send queue's executor from here until {@link #endExecuteInPlace()}, and says yes only
+     * when nothing it was posted earlier is still waiting, so WRs still run in posting order.
+     *
+     * @param tail the queue index the first WR of this post takes.
+     * @return true if {@link #executeInPlace} may be tried for this post's WRs.
+     */
+    protected boolean beginExecuteInPlace(final long tail)
+    {
+        return false;
+    }
+
+    /**
+     * Hook: run one validated WR now, as its turn in the send queue would, and report its completion. A WR it
+     * cannot finish here (an opcode it leaves to the queue, a check that fails, a full CQ) is not run or is marked
+     * for the queue to finish; that WR and every later one of the post are then stored and run by the queue.
+     *
+     * @param wr    the WR, already validated.
+     * @param index its send queue index.
+     * @return true if it ran and its completion (if signaled) was reported.
+     */
+    protected boolean executeInPlace(final WorkRequest wr, final long index)
+    {
+        return false;
+    }
+
+    /**
+     * Hook: give back the executor taken by a {@link #beginExecuteInPlace} that returned true; the WRs stored by
+     * the same post, if any, are run next by {@link #onSendPosted()}.
+     */
+    protected void endExecuteInPlace()
+    {
     }
 
     /**
