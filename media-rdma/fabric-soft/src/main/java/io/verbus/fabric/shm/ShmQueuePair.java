@@ -29,15 +29,15 @@ import static io.verbus.fabric.shm.ShmLayout.*;
  * An RC QP of the shm provider. There is no NIC: the initiating process plays both NICs.
  * <p>
  * <b>Send queue</b>: WRs run in posting order in the poster's thread, at post time and again on each poll of either CQ
- * while one is blocked. A plain WRITE posted while nothing waits in the queue runs straight from the WR inside
- * {@code postSend}, without being stored in the queue first: that is the data path's common case, and the store and
- * re-read were about half of what a two-WR post cost. A WRITE checks the lkey locally and the rkey, PD, right and
- * bounds against the region table the responder publishes, then copies into the responder's region file mapped here
- * (release fence first, so earlier WRITEs are visible before it). READ copies back; atomics are hardware atomics on
- * the shared mapping. SEND and WRITE_WITH_IMM need a RECV the responder has published: if none is posted the WR waits
- * (RNR) and fails with RNR_RETRY_EXC_ERR after {@code rnrTimeoutNs * rnrRetryCount} unless the count is 7 (forever).
- * The payload is deposited in the responder's receive slot; the responder copies it into its RECV buffer when it
- * polls.
+ * while one is blocked. A WRITE posted while nothing waits in the queue (with immediate too, when a receive is posted
+ * and there is no shared receive queue) runs straight from the WR inside {@code postSend}, without being stored in the
+ * queue first: that is the data path's common case, and the store and re-read were about half of what a two-WR post
+ * cost. A WRITE checks the lkey locally and the rkey, PD, right and bounds against the region table the responder
+ * publishes, then copies into the responder's region file mapped here (release fence first, so earlier WRITEs are
+ * visible before it). READ copies back; atomics are hardware atomics on the shared mapping. SEND and WRITE_WITH_IMM
+ * need a RECV the responder has published: if none is posted the WR waits (RNR) and fails with RNR_RETRY_EXC_ERR after
+ * {@code rnrTimeoutNs * rnrRetryCount} unless the count is 7 (forever). The payload is deposited in the responder's
+ * receive slot; the responder copies it into its RECV buffer when it polls.
  * <p>
  * <b>Liveness</b>: before the WRs of a post or a poll run, the peer device's heartbeat is checked; a peer silent
  * longer than the liveness timeout, a closed device or a destroyed / errored peer QP gives RETRY_EXC_ERR. The check
@@ -313,23 +313,28 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     }
 
     /**
-     * A plain WRITE run at post time, from the WR itself: the same checks and the same placement as
-     * {@link #executeOutbound}, minus the copy into the queue (an INLINE payload is read where the poster keeps it,
-     * which is the moment verbs would copy it). A WR that fails a check is left to the queue, which runs it again
-     * and reports the failure as it always does: nothing of it was placed, or the same bytes are placed again.
+     * A WRITE (or, without a shared receive queue, a WRITE with immediate that finds a receive posted) run at post
+     * time, from the WR itself: the same checks, placement and deposit as {@link #executeOutbound}, minus the copy
+     * into the queue (an INLINE payload is read where the poster keeps it, which is the moment verbs would copy it).
+     * A WR that fails a check, or has to wait for a receive, is left to the queue, which runs it again and reports
+     * the failure or waits as it always does: nothing of it was placed or deposited, or the same bytes are placed
+     * again.
      */
     @Override
     protected boolean executeInPlace(final WorkRequest wr, final long index)
     {
         final int length = wr.length();
-        if (wr.opcode() != WorkRequestOpcode.RDMA_WRITE || length > maxMessageLength)
+        final WorkRequestOpcode opcode = wr.opcode();
+        final boolean withImmediate = opcode == WorkRequestOpcode.RDMA_WRITE_WITH_IMM;
+        if ((opcode != WorkRequestOpcode.RDMA_WRITE && !withImmediate) || length > maxMessageLength ||
+            (withImmediate && (null != remoteSrq || remoteQp.receivesPosted() <= deposited)))
         {
             return false;
         }
         final int flags = wr.flags();
-        if (length > 0)
+        try
         {
-            try
+            if (length > 0)
             {
                 final MemorySegment source;
                 final long sourceOffset;
@@ -355,14 +360,20 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                     return false;
                 }
             }
-            catch (final RuntimeException | InternalError ex)
+            if (withImmediate)
             {
-                return false;
+                remoteQp.deposit(deposited, null, 0, 0, SLOT_STATUS_OK, WorkCompletionOpcode.RECV_RDMA_WITH_IMM.code(),
+                    length, wr.immediateData(), true, NO_SRQ_INDEX, (flags & SendFlags.SOLICITED) != 0);
+                deposited++;
             }
+        }
+        catch (final RuntimeException | InternalError ex)
+        {
+            return false;
         }
         sqNext = index + 1;
         if ((flags & SendFlags.SIGNALED) != 0 && !sendCq.offer(wr.wrId(), WorkCompletionStatus.SUCCESS,
-            WorkCompletionOpcode.RDMA_WRITE, length, 0, false, qpNumber, this, false, index))
+            opcode.completionOpcode(), length, 0, false, qpNumber, this, false, index))
         {
             sqNext = index; // ran, but the CQ is full: the queue reports it without running it again
             completionPending = true;

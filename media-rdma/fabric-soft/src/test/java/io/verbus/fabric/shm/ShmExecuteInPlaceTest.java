@@ -33,8 +33,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * A plain WRITE posted on an empty shm send queue runs in the poster's call without being stored first. These are the
- * two cases where it must not, or cannot finish there, and the queue has to take over without reordering or losing
- * a completion: a completion queue that is full when the WRITE has run, and a WR still waiting ahead of the post.
+ * cases where it must not, or cannot finish there, and the queue has to take over without reordering or losing a
+ * completion: a completion queue that is full when the WRITE has run, a WR still waiting ahead of the post, and a
+ * WRITE with immediate that finds no receive posted (it runs in the post once one is).
  */
 class ShmExecuteInPlaceTest
 {
@@ -47,6 +48,7 @@ class ShmExecuteInPlaceTest
     private CompletionQueue initiatorCq;
     private QueuePair initiatorQp;
     private QueuePair responderQp;
+    private CompletionQueue responderCq;
     private MemoryRegion source;
     private MemoryRegion target;
     private MemoryRegion receiveBuffer;
@@ -65,8 +67,9 @@ class ShmExecuteInPlaceTest
         initiatorCq = initiator.createCompletionQueue(CQ_DEPTH);
         initiatorQp = initiatorPd.createQueuePair(new QueuePairConfig().completionQueue(initiatorCq)
             .maxSendWorkRequests(64).maxInlineData(SLOT_BYTES));
+        responderCq = responder.createCompletionQueue(16);
         responderQp = responderPd.createQueuePair(new QueuePairConfig()
-            .completionQueue(responder.createCompletionQueue(16)).maxReceiveWorkRequests(4));
+            .completionQueue(responderCq).maxReceiveWorkRequests(4));
         initiatorQp.connect(responderQp.localConnectionInfo());
         responderQp.connect(initiatorQp.localConnectionInfo());
         source = initiatorPd.registerMemory(initiator.allocateMemory(REGION_BYTES), AccessFlags.LOCAL_WRITE);
@@ -124,6 +127,55 @@ class ShmExecuteInPlaceTest
         assertEquals(List.of(2L, 3L, 4L), wrIds);
         assertSlotHolds(2, 3);
         assertSlotHolds(3, 4);
+    }
+
+    @Test
+    void shouldNotRunAWriteAheadOfAWriteWithImmediateThatWaitsForAReceive()
+    {
+        fill(0, 1);
+        batch.clear().add().writeWithImmediate(1, source.address(), SLOT_BYTES, source.lkey(), target.address(),
+            target.rkey(), 0x1234, SendFlags.SIGNALED);
+        assertEquals(PostResult.OK, initiatorQp.postSend(batch));
+        post(1, SendFlags.SIGNALED | SendFlags.INLINE);
+
+        assertEquals(0, initiatorCq.poll(completions, completions.length), "both wait for a receive");
+        assertSlotEmpty(0);
+        assertSlotEmpty(1);
+
+        assertEquals(PostResult.OK, responderQp.postReceive(77, receiveBuffer.address(), 64, receiveBuffer.lkey()));
+        assertEquals(List.of(1L, 2L), pollAll(2));
+        assertSlotHolds(0, 1);
+        assertSlotHolds(1, 2);
+        final WorkCompletion received = pollResponder();
+        assertEquals(WorkCompletionOpcode.RECV_RDMA_WITH_IMM, received.opcode());
+        assertEquals(0x1234, received.immediateData());
+        assertEquals(77, received.wrId());
+
+        // A receive is posted now: the next WRITE with immediate runs in the post and is delivered the same way.
+        assertEquals(PostResult.OK, responderQp.postReceive(78, receiveBuffer.address(), 64, receiveBuffer.lkey()));
+        fill(2, 3);
+        batch.clear().add().writeWithImmediate(3, source.address() + 2L * SLOT_BYTES, SLOT_BYTES, source.lkey(),
+            target.address() + 2L * SLOT_BYTES, target.rkey(), 0x5678, SendFlags.SIGNALED);
+        assertEquals(PostResult.OK, initiatorQp.postSend(batch));
+        assertEquals(List.of(3L), pollAll(1));
+        assertSlotHolds(2, 3);
+        final WorkCompletion second = pollResponder();
+        assertEquals(0x5678, second.immediateData());
+        assertEquals(78, second.wrId());
+    }
+
+    private WorkCompletion pollResponder()
+    {
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadlineNs)
+        {
+            if (1 == responderCq.poll(completions, 1))
+            {
+                assertEquals(WorkCompletionStatus.SUCCESS, completions[0].status(), completions[0].toString());
+                return completions[0];
+            }
+        }
+        throw new AssertionError("no receive completion");
     }
 
     private void post(final int slot, final int flags)
