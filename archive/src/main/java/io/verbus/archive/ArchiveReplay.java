@@ -1,5 +1,6 @@
 package io.verbus.archive;
 
+import io.aeron.Aeron;
 import io.aeron.ChannelUriStringBuilder;
 import io.aeron.archive.client.AeronArchive;
 import io.aeron.logbuffer.ControlledFragmentHandler;
@@ -40,6 +41,7 @@ public final class ArchiveReplay implements AutoCloseable
     private final long fromPosition;
     private final long limitPosition;
     private final long replaySessionId;
+    /** Null for an empty range: nothing was asked of the archive. */
     private final io.aeron.Subscription subscription;
     private final UnsafeBuffer frameBuffer = new UnsafeBuffer(ByteBuffer.allocateDirect(MAX_FRAME_LENGTH));
     private final Header restoredHeader;
@@ -58,7 +60,10 @@ public final class ArchiveReplay implements AutoCloseable
      * @param recording    to replay.
      * @param fromPosition a frame boundary within the recording, e.g. its start position.
      * @param length       bytes to replay, or {@link #TO_END}.
-     * @return the replay, delivering once the archive has connected it.
+     * @return the replay, delivering once the archive has connected it. An empty range (length 0, or
+     * {@link #TO_END} from a stopped recording's stop position) gives a replay that is done at once, without a
+     * request to the archive, which refuses a replay that starts at its limit: the recorder leaves an empty
+     * recording when it is dropped again as soon as it rejoins.
      * @throws IllegalArgumentException when the range lies outside the recording.
      */
     public static ArchiveReplay start(
@@ -89,9 +94,17 @@ public final class ArchiveReplay implements AutoCloseable
         this.archive = archive;
         this.recording = recording;
         this.fromPosition = fromPosition;
-        this.limitPosition = TO_END == length ? Long.MAX_VALUE : fromPosition + length;
+        final boolean empty = 0 == length || (TO_END == length && !recording.isActive() &&
+            fromPosition == recording.stopPosition());
+        this.limitPosition = empty ? fromPosition : TO_END == length ? Long.MAX_VALUE : fromPosition + length;
         this.restoredHeader = new Header(
             recording.initialTermId(), LogBufferDescriptor.positionBitsToShift(recording.termBufferLength()));
+        if (empty)
+        {
+            this.replaySessionId = Aeron.NULL_VALUE;
+            this.subscription = null;
+            return;
+        }
         final ArchiveConnection.Context context = connection.context();
         this.replaySessionId = archive.startReplay(
             recording.recordingId(), fromPosition, length, context.replayChannel(), context.replayStreamId());
@@ -133,16 +146,16 @@ public final class ArchiveReplay implements AutoCloseable
         return null == image ? fromPosition : image.position();
     }
 
-    /** @return true once the archive's replay has connected. */
+    /** @return true once the archive's replay has connected (at once for an empty range). */
     public boolean isConnected()
     {
-        return null != image || null != findImage();
+        return null == subscription || null != image || null != findImage();
     }
 
     /** @return true once a bounded replay delivered everything, or the replay ended (closed image). */
     public boolean isDone()
     {
-        if (isClosed)
+        if (isClosed || null == subscription)
         {
             return true;
         }
@@ -184,7 +197,7 @@ public final class ArchiveReplay implements AutoCloseable
 
     private io.aeron.Image findImage()
     {
-        if (null == image && !isClosed)
+        if (null == image && !isClosed && null != subscription)
         {
             image = subscription.imageBySessionId((int)replaySessionId);
         }
@@ -225,7 +238,7 @@ public final class ArchiveReplay implements AutoCloseable
         isClosed = true;
         final io.aeron.Image image = this.image;
         final boolean ended = null != image && (image.position() >= limitPosition || image.isEndOfStream());
-        if (!ended && !archive.context().aeron().isClosed())
+        if (null != subscription && !ended && !archive.context().aeron().isClosed())
         {
             try
             {

@@ -21,6 +21,7 @@ import static io.verbus.test.MessageStream.Sizes.RARELY_FRAGMENTED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /** Recording and replay of an in-process {@code ipc} stream through an embedded archive. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -30,6 +31,61 @@ class RecordReplayIpcTest
 
     @TempDir
     Path dir;
+
+    @Test
+    void shouldGiveAReplayOfAnEmptyRangeThatIsDoneAtOnce()
+    {
+        try (Verbus verbus = Verbus.launch(TestSupport.context(dir));
+            VerbusRecorder recorder = VerbusRecorder.launch(new VerbusRecorder.Context()
+                .verbus(verbus).channel("ipc").streamId(STREAM_ID).archive(ArchiveTestSupport.embeddedArchive(dir))))
+        {
+            final ExclusivePublication publication = verbus.addExclusivePublication("ipc", STREAM_ID);
+            TestSupport.await("recorder image", () -> 1 == recorder.subscription().imageCount());
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(64);
+            for (long sequence = 0; sequence < 100; )
+            {
+                if (publication.offer(message, 0, MessageStream.encode(message, 0, sequence, RARELY_FRAGMENTED)) > 0)
+                {
+                    sequence++;
+                }
+            }
+            final int sessionId = publication.sessionId();
+            final long endPosition = publication.position();
+            TestSupport.await("recorded", () -> recorder.recordedPosition(sessionId) == endPosition);
+            publication.close();
+
+            try (AeronArchive archive = recorder.connection().connectArchive())
+            {
+                final RecordingDescriptor[] stopped = new RecordingDescriptor[1];
+                TestSupport.await("the recording stopped", () ->
+                {
+                    stopped[0] = StreamRecordings.ofSession(archive, STREAM_ID, sessionId).get(0);
+                    return !stopped[0].isActive();
+                });
+                final RecordingDescriptor recording = stopped[0];
+                assertEquals(endPosition, recording.stopPosition());
+
+                // Aeron Archive refuses a replay that starts at its limit; these ask nothing of it and are done.
+                assertEmptyAndDone(ArchiveReplay.start(recorder.connection(), archive, recording, endPosition,
+                    ArchiveReplay.TO_END), endPosition);
+                assertEmptyAndDone(ArchiveReplay.start(recorder.connection(), archive, recording, endPosition, 0),
+                    endPosition);
+                assertEmptyAndDone(ArchiveReplay.start(recorder.connection(), archive, recording, 0, 0), 0);
+            }
+        }
+    }
+
+    private static void assertEmptyAndDone(final ArchiveReplay replay, final long position)
+    {
+        try (replay)
+        {
+            assertTrue(replay.isConnected());
+            assertTrue(replay.isDone());
+            assertEquals(0, replay.poll((buffer, offset, length, header) -> fail("a frame from an empty range"), 16));
+            assertEquals(position, replay.position());
+            assertEquals(position, replay.limitPosition());
+        }
+    }
 
     @Test
     void shouldRecordAnIpcStreamAndReplayEveryFrameByteForByteAtTheSamePositions()
