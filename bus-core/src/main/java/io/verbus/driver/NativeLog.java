@@ -177,7 +177,7 @@ public final class NativeLog
 
         if (!ipc)
         {
-            return cleanTo(mediaCleanTarget());
+            return cleanTo(mediaCleanTarget(producerPosition));
         }
 
         final Position[] positions = subscriberPositions;
@@ -218,14 +218,20 @@ public final class NativeLog
     }
 
     /**
-     * A media log is cleaned a term behind the limit the media set. Its subscriber positions, if any, are spies
-     * (Aeron's {@code aeron-spy:}), local readers of the log the media knows nothing of: the cleaning stops where the
-     * media's highest allowed limit ({@link PublicationLog#maxPublisherLimit()}, two terms past the clean position)
-     * is a window past the slowest spy, so the publisher never laps a spy and nothing it has not read is zeroed.
+     * A media log is cleaned a term behind the writer, or behind the limit the media set if that is lower. Following
+     * the writer rather than the limit zeroes each cycle about what was written since the last one: the limit moves
+     * in the steps the subscribers report their positions in (up to a millisecond of traffic), and zeroing a whole
+     * step at once held the duty cycle that did it for microseconds once a millisecond, which in invoker mode is the
+     * application's own thread (it was the round trips' p99.9). It is never further than the limit's term behind, and
+     * the cap it sets ({@link PublicationLog#maxPublisherLimit()}, two terms past the clean position) stays at least
+     * half a term above any limit the media asks for, its window being at most half a term past what was consumed.
+     * Its subscriber positions, if any, are spies (Aeron's {@code aeron-spy:}), local readers of the log the media
+     * knows nothing of: the cleaning stops where the media's highest allowed limit is a window past the slowest spy,
+     * so the publisher never laps a spy and nothing it has not read is zeroed.
      */
-    private long mediaCleanTarget()
+    private long mediaCleanTarget(final long producerPosition)
     {
-        long target = publicationLog.publisherLimit().getVolatile() - termLength;
+        long target = Math.min(publicationLog.publisherLimit().getVolatile(), producerPosition) - termLength;
         final Position[] spies = subscriberPositions;
         for (final Position spy : spies)
         {
