@@ -345,17 +345,16 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                 }
                 else
                 {
-                    final SoftMemoryRegion region = localRegions.lookup(wr.lkey());
-                    if (null == region || !region.permits(protectionDomainId, wr.localAddress(), length, 0))
+                    final SoftMemoryRegion region = localRegion(wr.lkey(), wr.localAddress(), length, 0);
+                    if (null == region)
                     {
                         return false;
                     }
                     source = region.segment();
                     sourceOffset = region.offsetOf(wr.localAddress());
                 }
-                final long fileOffset = regionCache.resolve(peer, peer.regionTable(), wr.rkey(), wr.remoteAddress(),
-                    length, AccessFlags.REMOTE_WRITE, remotePdId);
-                if (fileOffset < 0 || !place(source, sourceOffset, regionCache.segment(), fileOffset, length))
+                final MemorySegment target = remoteTarget(wr.rkey(), wr.remoteAddress(), length);
+                if (null == target || !place(source, sourceOffset, target, targetOffset, length))
                 {
                     return false;
                 }
@@ -586,8 +585,19 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      */
     private MemorySegment remoteTarget(final int slot, final int length)
     {
-        final long fileOffset = regionCache.resolve(peer, peer.regionTable(), sqRkey[slot], sqRemoteAddress[slot],
-            length, AccessFlags.REMOTE_WRITE, remotePdId);
+        return remoteTarget(sqRkey[slot], sqRemoteAddress[slot], length);
+    }
+
+    /**
+     * Resolve the responder's region a WRITE of {@code length} bytes at {@code remoteAddress} targets; sets
+     * {@link #targetOffset}.
+     *
+     * @return the mapped file, or null on a remote access error.
+     */
+    private MemorySegment remoteTarget(final int rkey, final long remoteAddress, final int length)
+    {
+        final long fileOffset = regionCache.resolve(peer, peer.regionTable(), rkey, remoteAddress, length,
+            AccessFlags.REMOTE_WRITE, remotePdId);
         targetOffset = fileOffset;
         return fileOffset < 0 ? null : regionCache.segment();
     }

@@ -547,9 +547,18 @@ public abstract class SoftQueuePair implements QueuePair, SoftCompletionQueue.Sl
      */
     protected final SoftMemoryRegion localRegion(final int slot, final int requiredAccess)
     {
-        final SoftMemoryRegion region = localRegions.lookup(sqLkey[slot]);
-        if (null == region ||
-            !region.permits(protectionDomainId, sqLocalAddress[slot], sqLength[slot], requiredAccess))
+        return localRegion(sqLkey[slot], sqLocalAddress[slot], sqLength[slot], requiredAccess);
+    }
+
+    /**
+     * @return the local region {@code lkey} names if it is this QP's PD's and covers the range with the access, else
+     * null (a local protection error).
+     */
+    protected final SoftMemoryRegion localRegion(
+        final int lkey, final long address, final int length, final int requiredAccess)
+    {
+        final SoftMemoryRegion region = localRegions.lookup(lkey);
+        if (null == region || !region.permits(protectionDomainId, address, length, requiredAccess))
         {
             return null;
         }
