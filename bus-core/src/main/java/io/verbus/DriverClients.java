@@ -257,9 +257,12 @@ final class DriverClients implements Agent
                 }
                 case DriverProtocol.CLIENT_CLOSE ->
                 {
+                    // Out of the client count before its counters are freed, so whoever sees them freed (./verbus
+                    // stat, a test) also sees the client gone; out of the client table only once they are, so a close
+                    // that fails half-way is retried by the liveness check.
+                    liveClients.remove(clientId);
                     closeClientResources(client);
                     clients.remove(clientId);
-                    liveClients.remove(clientId);
                 }
                 default -> throw new IllegalArgumentException("unknown command type " + msgTypeId);
             }
@@ -473,9 +476,9 @@ final class DriverClients implements Agent
                 clientLivenessTimeoutNs / 1_000_000 + " ms: taken for dead, closing its " +
                 client.publications.size() + " publications, " + client.subscriptions.size() + " subscriptions and " +
                 client.counters.size() + " counters");
+            liveClients.remove(client.clientId); // before its counters are freed, as on CLIENT_CLOSE
             closeClientResources(client);
             clients.remove(client.clientId);
-            liveClients.remove(client.clientId);
             synchronized (lock)
             {
                 final UnsafeBuffer out = responseBuffer;
