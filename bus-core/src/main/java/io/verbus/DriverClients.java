@@ -257,12 +257,7 @@ final class DriverClients implements Agent
                 }
                 case DriverProtocol.CLIENT_CLOSE ->
                 {
-                    // Out of the client count before its counters are freed, so whoever sees them freed (./verbus
-                    // stat, a test) also sees the client gone; out of the client table only once they are, so a close
-                    // that fails half-way is retried by the liveness check.
-                    liveClients.remove(clientId);
-                    closeClientResources(client);
-                    clients.remove(clientId);
+                    retire(client);
                 }
                 default -> throw new IllegalArgumentException("unknown command type " + msgTypeId);
             }
@@ -476,9 +471,7 @@ final class DriverClients implements Agent
                 clientLivenessTimeoutNs / 1_000_000 + " ms: taken for dead, closing its " +
                 client.publications.size() + " publications, " + client.subscriptions.size() + " subscriptions and " +
                 client.counters.size() + " counters");
-            liveClients.remove(client.clientId); // before its counters are freed, as on CLIENT_CLOSE
-            closeClientResources(client);
-            clients.remove(client.clientId);
+            retire(client);
             synchronized (lock)
             {
                 final UnsafeBuffer out = responseBuffer;
@@ -553,6 +546,18 @@ final class DriverClients implements Agent
             }
         }
         bridge.entries = kept.toArray(new BridgeEntry[0]);
+    }
+
+    /**
+     * A client that closed or was taken for dead: out of the client count before its counters are freed, so whoever
+     * sees them freed ({@code ./verbus stat}, a test) also sees the client gone; out of the client table only once
+     * its resources are closed, so a close that fails half-way is retried by the liveness check.
+     */
+    private void retire(final Client client)
+    {
+        liveClients.remove(client.clientId);
+        closeClientResources(client);
+        clients.remove(client.clientId);
     }
 
     private void closeClientResources(final Client client)
