@@ -6,7 +6,6 @@ import io.verbus.TestSupport;
 import io.verbus.Verbus;
 import io.verbus.test.MessageStream;
 import io.verbus.tools.VerbusStat;
-import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.status.CountersReader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -34,19 +33,11 @@ class ArchiveCountersTest
     void shouldShowRecordingAndLateJoinCountersInVerbusStat()
     {
         try (Verbus verbus = Verbus.launch(TestSupport.context(dir));
-            VerbusRecorder recorder = VerbusRecorder.launch(new VerbusRecorder.Context()
-                .verbus(verbus).channel("ipc").streamId(STREAM_ID).archive(ArchiveTestSupport.embeddedArchive(dir))))
+            VerbusRecorder recorder = ArchiveTestSupport.ipcRecorder(verbus, dir))
         {
             final ExclusivePublication publication = verbus.addExclusivePublication("ipc", STREAM_ID);
             TestSupport.await("recorder image", () -> 1 == recorder.subscription().imageCount());
-            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(MessageStream.MAX_RARELY_FRAGMENTED_LENGTH);
-            for (long sequence = 0; sequence < 2_000; )
-            {
-                if (publication.offer(message, 0, MessageStream.encode(message, 0, sequence, RARELY_FRAGMENTED)) > 0)
-                {
-                    sequence++;
-                }
-            }
+            ArchiveTestSupport.offerMessages(publication, 2_000);
             final long endPosition = publication.position();
             final CountersReader counters = verbus.countersReader();
             TestSupport.await("rec-pos counter at the end", () ->

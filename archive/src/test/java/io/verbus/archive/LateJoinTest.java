@@ -105,8 +105,7 @@ class LateJoinTest
     {
         final int messages = 20_000;
         try (Verbus verbus = Verbus.launch(TestSupport.context(dir));
-            VerbusRecorder recorder = VerbusRecorder.launch(new VerbusRecorder.Context()
-                .verbus(verbus).channel("ipc").streamId(STREAM_ID).archive(ArchiveTestSupport.embeddedArchive(dir))))
+            VerbusRecorder recorder = ArchiveTestSupport.ipcRecorder(verbus, dir))
         {
             final ExclusivePublication publication = verbus.addExclusivePublication("ipc", STREAM_ID);
             TestSupport.await("recorder image", () -> 1 == recorder.subscription().imageCount());

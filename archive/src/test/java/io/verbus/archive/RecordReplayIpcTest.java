@@ -36,19 +36,11 @@ class RecordReplayIpcTest
     void shouldGiveAReplayOfAnEmptyRangeThatIsDoneAtOnce()
     {
         try (Verbus verbus = Verbus.launch(TestSupport.context(dir));
-            VerbusRecorder recorder = VerbusRecorder.launch(new VerbusRecorder.Context()
-                .verbus(verbus).channel("ipc").streamId(STREAM_ID).archive(ArchiveTestSupport.embeddedArchive(dir))))
+            VerbusRecorder recorder = ArchiveTestSupport.ipcRecorder(verbus, dir))
         {
             final ExclusivePublication publication = verbus.addExclusivePublication("ipc", STREAM_ID);
             TestSupport.await("recorder image", () -> 1 == recorder.subscription().imageCount());
-            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(64);
-            for (long sequence = 0; sequence < 100; )
-            {
-                if (publication.offer(message, 0, MessageStream.encode(message, 0, sequence, RARELY_FRAGMENTED)) > 0)
-                {
-                    sequence++;
-                }
-            }
+            ArchiveTestSupport.offerMessages(publication, 100);
             final int sessionId = publication.sessionId();
             final long endPosition = publication.position();
             TestSupport.await("recorded", () -> recorder.recordedPosition(sessionId) == endPosition);
@@ -91,8 +83,7 @@ class RecordReplayIpcTest
     void shouldRecordAnIpcStreamAndReplayEveryFrameByteForByteAtTheSamePositions()
     {
         try (Verbus verbus = Verbus.launch(TestSupport.context(dir));
-            VerbusRecorder recorder = VerbusRecorder.launch(new VerbusRecorder.Context()
-                .verbus(verbus).channel("ipc").streamId(STREAM_ID).archive(ArchiveTestSupport.embeddedArchive(dir))))
+            VerbusRecorder recorder = ArchiveTestSupport.ipcRecorder(verbus, dir))
         {
             final Subscription live = verbus.addSubscription("ipc", STREAM_ID);
             final ExclusivePublication publication = verbus.addExclusivePublication("ipc", STREAM_ID);
@@ -173,8 +164,7 @@ class RecordReplayIpcTest
         final int messages = 3_000;
         final int targetStreamId = STREAM_ID + 1;
         try (Verbus verbus = Verbus.launch(TestSupport.context(dir));
-            VerbusRecorder recorder = VerbusRecorder.launch(new VerbusRecorder.Context()
-                .verbus(verbus).channel("ipc").streamId(STREAM_ID).archive(ArchiveTestSupport.embeddedArchive(dir))))
+            VerbusRecorder recorder = ArchiveTestSupport.ipcRecorder(verbus, dir))
         {
             final ExclusivePublication publication = verbus.addExclusivePublication("ipc", STREAM_ID);
             TestSupport.await("recorder image", () -> 1 == recorder.subscription().imageCount());
