@@ -25,8 +25,9 @@ import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
  * each frame's length before reading the frame, and skipping padding.
  * <p>
  * A <em>bounded</em> image (a remote log) asks its media's {@link ImageBound} on every poll how far it may read:
- * the position the remote sender wrote after the data, validated by the media, read on this thread. It reads
- * nothing at or past it. Every frame header is checked against the bound and the term end with plain integer
+ * the position the remote sender wrote after the data, validated by the media, read on this thread. It interprets
+ * nothing at or past it (an idle poll reads the word at its own position only to bring that cache line in early, and
+ * discards it). Every frame header is checked against the bound and the term end with plain integer
  * comparisons (never relying on Agrona's bounds checks, which a deployment may switch off): a frame that is shorter
  * than a header, runs past either, or is missing below the bound marks the image corrupt, as does a bound the media
  * rejects. It then goes unavailable (error reported, listener told, the media told so it drops the connection) and
@@ -65,6 +66,7 @@ public final class LogImage implements Image
     private final FileChannel fileChannel;
     private long finalPosition;
     private long finalEndOfStreamPosition = Long.MAX_VALUE;
+    private int nextFrameTouch;
     private volatile boolean isClosed;
 
     /**
@@ -809,6 +811,18 @@ public final class LogImage implements Image
     }
 
     /**
+     * A poll that found the bound where it was reads the word the next frame will start at and keeps the value
+     * unused. The publisher writes a frame before the position that covers it, so the line that holds the frame is
+     * already on its way to this core while the poll still waits on the position: when the position moves, reading
+     * the frame is a cache hit rather than a second transfer after the first. Nothing read here is interpreted.
+     */
+    private void touchNextFrame(final long position, final int termOffset)
+    {
+        nextFrameTouch = termBuffers[LogBufferDescriptor.indexByPosition(position, positionBitsToShift)]
+            .getInt(termOffset);
+    }
+
+    /**
      * @return the term offset reading must stop at: the term end, or the bound when it falls within this term; the
      * current offset when the media rejected the bound (the image is then closed).
      */
@@ -828,6 +842,7 @@ public final class LogImage implements Image
         final long available = boundPosition - position;
         if (available <= 0)
         {
+            touchNextFrame(position, termOffset);
             return termOffset;
         }
         return (int)Math.min(termLength, termOffset + available);

@@ -135,6 +135,47 @@ class BoundedImageTest
     }
 
     @Test
+    void shouldLeaveWhateverLiesAtTheBoundUninterpretedWhilePollingIdle()
+    {
+        try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))
+        {
+            final ExclusiveLogPublication publication = log.exclusive();
+            final UnsafeBuffer message = new UnsafeBuffer(new byte[32]);
+            final List<Long> positions = new ArrayList<>();
+            for (int i = 0; i < 3; i++)
+            {
+                message.putInt(0, i);
+                positions.add(publication.offer(message, 0, 32));
+            }
+
+            // An idle poll touches the word at its position (to pull that line early): a frame length there that
+            // would close the image if it were below the bound must change nothing while it is not.
+            final int nextFrameOffset = (int)(long)positions.get(0);
+            final int nextFrameLength = log.term(0).getInt(nextFrameOffset);
+            log.term(0).putInt(nextFrameOffset, -64);
+
+            final LogImage image = boundedImage(log);
+            final List<Integer> seen = new ArrayList<>();
+            boundBuffer.putLongRelease(BOUND_OFFSET, positions.get(0));
+            assertEquals(1, image.poll((b, o, l, h) -> seen.add(b.getInt(o)), 100));
+            for (int i = 0; i < 3; i++)
+            {
+                assertEquals(0, image.poll((b, o, l, h) -> seen.add(b.getInt(o)), 100));
+                assertEquals(0, image.controlledPoll(
+                    (b, o, l, h) -> ControlledFragmentHandler.Action.CONTINUE, 100));
+            }
+            assertTrue(errors.isEmpty());
+            assertFalse(image.isClosed());
+
+            log.term(0).putIntRelease(nextFrameOffset, nextFrameLength);
+            boundBuffer.putLongRelease(BOUND_OFFSET, positions.get(2));
+            assertEquals(2, image.poll((b, o, l, h) -> seen.add(b.getInt(o)), 100));
+            assertEquals(List.of(0, 1, 2), seen);
+            assertTrue(errors.isEmpty());
+        }
+    }
+
+    @Test
     void shouldGoUnavailableOnAFrameLengthPastTheTermEnd()
     {
         assertCorruptFrameMakesImageUnavailable(TERM_LENGTH + 64, "the term end");
