@@ -16,6 +16,9 @@ import java.util.concurrent.TimeUnit;
  * Starts the driver's agents per the threading mode: DEDICATED (one runner per agent, each pinned to its own CPU
  * if set), SHARED (one runner over a composite agent, pinned to the conductor CPU), or INVOKER (no thread; an
  * {@link AgentInvoker} the application calls; pinning does not apply to the application's thread).
+ * <p>
+ * A composite runs the sender first, then the receiver, then the conductor: what the application appended since the
+ * last cycle leaves before the conductor's commands and housekeeping, which nothing on the data path waits for.
  */
 public final class AgentThreads implements AutoCloseable
 {
@@ -63,12 +66,12 @@ public final class AgentThreads implements AutoCloseable
             {
                 invoker = null;
                 final PinnedAgent shared = new PinnedAgent(
-                    new CompositeAgent(conductor, sender, receiver), conductorCpu);
+                    new CompositeAgent(sender, receiver, conductor), conductorCpu);
                 start(List.of(shared), idleStrategyName, errorHandler);
             }
             case INVOKER ->
             {
-                invoker = new AgentInvoker(errorHandler, null, new CompositeAgent(conductor, sender, receiver));
+                invoker = new AgentInvoker(errorHandler, null, new CompositeAgent(sender, receiver, conductor));
                 invoker.start();
             }
             default -> throw new IllegalArgumentException("unknown threading mode " + mode);

@@ -20,11 +20,11 @@ import org.agrona.concurrent.UnsafeBuffer;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The publication side of an {@code rdma:} channel. Each duty cycle it reaps completions, reads every
- * subscriber's status slot, finds the committed frames of the log, and for each subscriber posts one chain:
- * WRITE(s) of the new bytes into the subscriber's ring at the same offsets (INLINE when small) followed by a
- * WRITE of the new position into its position block, with only every Nth WR signaled. It then sets the
- * publisher limit by the flow-control strategy plus the window.
+ * The publication side of an {@code rdma:} channel. Each duty cycle it first finds the frames committed since the
+ * last cycle and for each subscriber posts one chain: WRITE(s) of the new bytes into the subscriber's ring at the
+ * same offsets (INLINE when small) followed by a WRITE of the new position into its position block, with only every
+ * Nth WR signaled. Then it reaps completions, reads every subscriber's status slot (heartbeats due are sent after
+ * them, at the fresh clock) and sets the publisher limit by the flow-control strategy plus the window.
  * <p>
  * Owned by one thread (the sender agent, or the exclusive publication's writer in direct mode). Connection
  * set-up and teardown run on the {@link PublisherControl} thread; they meet through a queue and a few volatile
@@ -195,21 +195,28 @@ public final class RdmaSender implements MediaSender
         {
             return 0;
         }
+        int work = sendAppended();
+        final long target = scanPosition;
+        if ((lastLimit - target < windowLength / 2 && target - creditsReadAtPosition >= windowLength / 8) ||
+            creditStalled)
+        {
+            creditStalled = false;
+            work += readCredits();
+        }
+        return work;
+    }
+
+    /** Post what the log holds beyond what each ready subscriber was sent: scan, then one WRITE chain each. */
+    private int sendAppended()
+    {
         int work = scan();
         final long target = scanPosition;
-        final SubscriberConnection[] connections = this.connections;
         for (final SubscriberConnection connection : connections)
         {
             if (connection.sentPosition < target && connection.ready && !connection.closeRequested)
             {
                 work += send(connection, cachedNowNs);
             }
-        }
-        if ((lastLimit - target < windowLength / 2 && target - creditsReadAtPosition >= windowLength / 8) ||
-            creditStalled)
-        {
-            creditStalled = false;
-            work += readCredits();
         }
         return work;
     }
@@ -235,7 +242,10 @@ public final class RdmaSender implements MediaSender
         {
             return 0;
         }
+        // New data leaves first, at the clock of the last cycle: the credit half below (completions, status slots,
+        // a clock read) only moves the limit, and the data waiting behind it was the latency of every send.
         int work = drainNewConnections();
+        work += sendAppended();
         final long nowNs = clock.nanoTime();
         cachedNowNs = nowNs;
         creditsReadAtPosition = scanPosition;
