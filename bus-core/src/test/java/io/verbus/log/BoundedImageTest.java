@@ -35,6 +35,19 @@ class BoundedImageTest
     private final List<Throwable> errors = new ArrayList<>();
     private final List<LogImage> corrupted = new ArrayList<>();
 
+    /** Offers {@code count} 32-byte messages numbered from 0 (the int at offset 0) and returns their positions. */
+    private static List<Long> offerNumbered(final ExclusiveLogPublication publication, final int count)
+    {
+        final UnsafeBuffer message = new UnsafeBuffer(new byte[32]);
+        final List<Long> positions = new ArrayList<>();
+        for (int i = 0; i < count; i++)
+        {
+            message.putInt(0, i);
+            positions.add(publication.offer(message, 0, 32));
+        }
+        return positions;
+    }
+
     private LogImage boundedImage(final LogFixture log)
     {
         final UnsafeBufferPosition position = new UnsafeBufferPosition(
@@ -48,14 +61,7 @@ class BoundedImageTest
     {
         try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))
         {
-            final ExclusiveLogPublication publication = log.exclusive();
-            final UnsafeBuffer message = new UnsafeBuffer(new byte[32]);
-            final List<Long> positions = new ArrayList<>();
-            for (int i = 0; i < 10; i++)
-            {
-                message.putInt(0, i);
-                positions.add(publication.offer(message, 0, 32));
-            }
+            final List<Long> positions = offerNumbered(log.exclusive(), 10);
             final long framed = positions.get(0);
 
             final LogImage image = boundedImage(log);
@@ -99,14 +105,7 @@ class BoundedImageTest
     {
         try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))
         {
-            final ExclusiveLogPublication publication = log.exclusive();
-            final UnsafeBuffer message = new UnsafeBuffer(new byte[32]);
-            final List<Long> positions = new ArrayList<>();
-            for (int i = 0; i < 10; i++)
-            {
-                message.putInt(0, i);
-                positions.add(publication.offer(message, 0, 32));
-            }
+            final List<Long> positions = offerNumbered(log.exclusive(), 10);
 
             final LogImage image = boundedImage(log);
             final List<Integer> seen = new ArrayList<>();
@@ -139,14 +138,7 @@ class BoundedImageTest
     {
         try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))
         {
-            final ExclusiveLogPublication publication = log.exclusive();
-            final UnsafeBuffer message = new UnsafeBuffer(new byte[32]);
-            final List<Long> positions = new ArrayList<>();
-            for (int i = 0; i < 3; i++)
-            {
-                message.putInt(0, i);
-                positions.add(publication.offer(message, 0, 32));
-            }
+            final List<Long> positions = offerNumbered(log.exclusive(), 3);
 
             // An idle poll touches the word at its position (to pull that line early): a frame length there that
             // would close the image if it were below the bound must change nothing while it is not.
