@@ -189,7 +189,8 @@ public final class Gateway implements AutoCloseable
     }
 
     /**
-     * After {@link #quiesce()}: wait until the strategy has no request in flight.
+     * After {@link #quiesce()}: wait until the strategy has run a duty cycle since the stop (before that it may still
+     * send an order it decided on, and its published counters lag a cycle) and has no request in flight.
      *
      * @param timeoutNs longest wait.
      * @return true when nothing is in flight (always true without a strategy in this process).
@@ -202,7 +203,7 @@ public final class Gateway implements AutoCloseable
             return true;
         }
         final long deadlineNs = System.nanoTime() + timeoutNs;
-        while (strategy.counters().get(Strategy.IN_FLIGHT) != 0)
+        while (!strategy.isQuiescent() || strategy.counters().get(Strategy.IN_FLIGHT) != 0)
         {
             if (System.nanoTime() - deadlineNs > 0)
             {

@@ -130,6 +130,11 @@ public final class Strategy implements Agent
     private final long[] counts = new long[16];
 
     private volatile boolean trading = true;
+    /**
+     * Set by the strategy's own thread at the end of its first duty cycle that began after {@link #stopTrading()}:
+     * from then on it sends no new order, and its published counters include every request it sent.
+     */
+    private volatile boolean quiescent;
     private boolean logonSent;
     private long nextClOrdId = 1;
 
@@ -183,6 +188,7 @@ public final class Strategy implements Agent
     @Override
     public int doWork()
     {
+        final boolean stopped = !trading;
         int work = orders.flush();
         if (!logonSent)
         {
@@ -193,6 +199,10 @@ public final class Strategy implements Agent
         for (int i = 0; i < counts.length; i++)
         {
             counters.publish(i, counts[i]);
+        }
+        if (stopped && !quiescent)
+        {
+            quiescent = true;
         }
         return work;
     }
@@ -509,6 +519,15 @@ public final class Strategy implements Agent
     public void stopTrading()
     {
         trading = false;
+    }
+
+    /**
+     * @return true once a whole duty cycle has run after {@link #stopTrading()}: no new order follows, and the
+     * published {@link #IN_FLIGHT} only falls (a cancel goes out in the same cycle as the ack it answers). Any thread.
+     */
+    public boolean isQuiescent()
+    {
+        return quiescent;
     }
 
     /** @return true once the order gateway accepted the logon. */

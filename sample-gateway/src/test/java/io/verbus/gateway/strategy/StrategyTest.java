@@ -204,6 +204,19 @@ class StrategyTest
     }
 
     @Test
+    void shouldBeQuiescentOnlyAfterACycleThatBeganStoppedAndSendNoOrderThen()
+    {
+        startBook();
+        publishRefresh(500_000L, new Entry(BID, PriceLevelBook.CHANGE, 1, P100, 400, 11));
+        strategy.stopTrading();
+        assertFalse(strategy.isQuiescent(), "no duty cycle has run since the stop");
+        drain();
+        assertTrue(strategy.isQuiescent());
+        assertEquals(0, orders.pending(), "a strong signal after the stop sends nothing");
+        assertEquals(0, strategy.counters().get(Strategy.IN_FLIGHT));
+    }
+
+    @Test
     void shouldNotTradeBeforeTheOrderGatewayAcceptedTheLogon()
     {
         drain();
