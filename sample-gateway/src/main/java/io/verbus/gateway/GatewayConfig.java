@@ -56,12 +56,17 @@ public final class GatewayConfig
     /** Stream id of execution reports (order gateway -> strategy). */
     public static final int REPORT_STREAM_ID = 2003;
 
-    /** Default control ports of the rdma channels, one per stream. */
-    public static final int MARKET_DATA_PORT_DEFAULT = 40501;
+    /**
+     * Default control ports of the rdma channels, one per stream. Below Linux's default ephemeral range
+     * (32768-60999): a port in it can be held by any recently closed outgoing connection on the host (TIME-WAIT,
+     * 60 s) and then refuses the publisher's listen, which made the demo fail on 40502 for about a minute right
+     * after a test run.
+     */
+    public static final int MARKET_DATA_PORT_DEFAULT = 20501;
     /** See {@link #MARKET_DATA_PORT_DEFAULT}. */
-    public static final int ORDER_PORT_DEFAULT = 40502;
+    public static final int ORDER_PORT_DEFAULT = 20502;
     /** See {@link #MARKET_DATA_PORT_DEFAULT}. */
-    public static final int REPORT_PORT_DEFAULT = 40503;
+    public static final int REPORT_PORT_DEFAULT = 20503;
 
     static final long DURATION_NS_DEFAULT = TimeUnit.SECONDS.toNanos(40);
     /**
@@ -604,7 +609,7 @@ public final class GatewayConfig
               --provider P         rdma provider: shm (default, one host), tcp or verbs (across hosts), auto
               --md-endpoint H:P, --order-endpoint H:P, --report-endpoint H:P
                                    rdma control endpoints: the publisher listens on the port, subscribers
-                                   connect to H:P (defaults 127.0.0.1:40501, :40502, :40503)
+                                   connect to H:P (defaults 127.0.0.1:20501, :20502, :20503)
               --md-channel C, --order-channel C, --report-channel C   use channel C as given for that stream
               --secret-file F      rdma handshake secret (the same file on every host; --launch processes makes
                                    one in the output dir when not given)

@@ -20,7 +20,7 @@ class GatewayConfigTest
         final GatewayConfig config = GatewayConfig.parse();
         assertTrue(config.launchesProcesses());
         assertEquals(GatewayConfig.Transport.RDMA, config.transport());
-        assertEquals("rdma:endpoint=0.0.0.0:40501|provider=shm",
+        assertEquals("rdma:endpoint=0.0.0.0:20501|provider=shm",
             config.channel(GatewayConfig.MARKET_DATA_STREAM_ID, true));
         assertTrue(config.isIdleChosenForTheHost());
         assertFalse(config.dedicatedThreads());
@@ -85,7 +85,7 @@ class GatewayConfigTest
             config.channel(GatewayConfig.MARKET_DATA_STREAM_ID, true));
         assertEquals("rdma:endpoint=10.0.0.1:41000|provider=tcp",
             config.channel(GatewayConfig.MARKET_DATA_STREAM_ID, false));
-        assertEquals("rdma:endpoint=127.0.0.1:40502|provider=tcp",
+        assertEquals("rdma:endpoint=127.0.0.1:20502|provider=tcp",
             config.channel(GatewayConfig.ORDER_STREAM_ID, false));
     }
 
