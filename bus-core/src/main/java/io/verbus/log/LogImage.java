@@ -257,8 +257,8 @@ public final class LogImage implements Image
 
         final long position = subscriberPosition.get();
         final int termOffset = (int)position & termLengthMask;
-        final int limitOffset = limitOffset(position, termOffset);
         final UnsafeBuffer termBuffer = termBuffers[LogBufferDescriptor.indexByPosition(position, positionBitsToShift)];
+        final int limitOffset = limitOffset(termBuffer, position, termOffset);
         int offset = termOffset;
         int fragmentsRead = 0;
 
@@ -314,9 +314,9 @@ public final class LogImage implements Image
 
         long initialPosition = subscriberPosition.get();
         int initialOffset = (int)initialPosition & termLengthMask;
-        final int limitOffset = limitOffset(initialPosition, initialOffset);
         final UnsafeBuffer termBuffer =
             termBuffers[LogBufferDescriptor.indexByPosition(initialPosition, positionBitsToShift)];
+        final int limitOffset = limitOffset(termBuffer, initialPosition, initialOffset);
         int offset = initialOffset;
         int fragmentsRead = 0;
 
@@ -816,17 +816,16 @@ public final class LogImage implements Image
      * already on its way to this core while the poll still waits on the position: when the position moves, reading
      * the frame is a cache hit rather than a second transfer after the first. Nothing read here is interpreted.
      */
-    private void touchNextFrame(final long position, final int termOffset)
+    private void touchNextFrame(final UnsafeBuffer termBuffer, final int termOffset)
     {
-        nextFrameTouch = termBuffers[LogBufferDescriptor.indexByPosition(position, positionBitsToShift)]
-            .getInt(termOffset);
+        nextFrameTouch = termBuffer.getInt(termOffset);
     }
 
     /**
      * @return the term offset reading must stop at: the term end, or the bound when it falls within this term; the
      * current offset when the media rejected the bound (the image is then closed).
      */
-    private int limitOffset(final long position, final int termOffset)
+    private int limitOffset(final UnsafeBuffer termBuffer, final long position, final int termOffset)
     {
         if (null == bound)
         {
@@ -842,7 +841,7 @@ public final class LogImage implements Image
         final long available = boundPosition - position;
         if (available <= 0)
         {
-            touchNextFrame(position, termOffset);
+            touchNextFrame(termBuffer, termOffset);
             return termOffset;
         }
         return (int)Math.min(termLength, termOffset + available);
