@@ -39,6 +39,33 @@ public final class Fabrics
      */
     public static Fabric open(final String providerName, final FabricContext context)
     {
+        final String[] reason = new String[1];
+        final FabricProvider provider = select(providerName, context, reason);
+        if (null == provider)
+        {
+            throw new FabricException(reason[0]);
+        }
+        return provider.open(context);
+    }
+
+    /**
+     * Whether a named provider can open here, without opening it: what a subscription checks when it is added, so
+     * that a provider this host lacks fails the add (as it fails a publication's) instead of every connect later.
+     *
+     * @param providerName {@code shm}, {@code tcp}, {@code verbs} or {@code auto}.
+     * @param context      configuration.
+     * @return null when it can open, else why not (the message {@link #open} would throw).
+     * @throws IllegalArgumentException if no provider has that name, listing the known names.
+     */
+    public static String unavailableReason(final String providerName, final FabricContext context)
+    {
+        final String[] reason = new String[1];
+        return null == select(providerName, context, reason) ? reason[0] : null;
+    }
+
+    /** The provider {@code open} would open, or null with why not in {@code reason[0]}. */
+    private static FabricProvider select(final String providerName, final FabricContext context, final String[] reason)
+    {
         final List<FabricProvider> providers = providers();
         if (AUTO.equals(providerName))
         {
@@ -51,25 +78,27 @@ public final class Fabrics
                 {
                     continue;
                 }
-                final String reason = provider.unavailableReason(context);
-                if (null == reason)
+                final String unavailable = provider.unavailableReason(context);
+                if (null == unavailable)
                 {
-                    return provider.open(context);
+                    return provider;
                 }
-                reasons.append(' ').append(provider.name()).append(": ").append(reason).append(';');
+                reasons.append(' ').append(provider.name()).append(": ").append(unavailable).append(';');
             }
-            throw new FabricException("no fabric provider available for auto:" + reasons);
+            reason[0] = "no fabric provider available for auto:" + reasons;
+            return null;
         }
         for (final FabricProvider provider : providers)
         {
             if (provider.name().equals(providerName))
             {
-                final String reason = provider.unavailableReason(context);
-                if (null != reason)
+                final String unavailable = provider.unavailableReason(context);
+                if (null != unavailable)
                 {
-                    throw new FabricException("fabric provider " + providerName + " is not available: " + reason);
+                    reason[0] = "fabric provider " + providerName + " is not available: " + unavailable;
+                    return null;
                 }
-                return provider.open(context);
+                return provider;
             }
         }
         throw new IllegalArgumentException(

@@ -9,10 +9,10 @@ import java.util.function.LongSupplier;
 
 /**
  * Says why a subscription cannot reach its publisher's endpoint: one log line naming the endpoint and the cause
- * when the failures start, then at most one per interval while they go on (the subscription retries every second
- * at most, so a line per retry would bury everything else), and again at once when the cause changes. A host that
- * does not resolve is a WARNING (most likely a typo); a refused or timed-out connection is INFO (most likely a
- * publisher that is not up yet). Used by one control thread.
+ * when the failures start, then at most one per interval while they go on (the subscription retries up to four
+ * times a second, so a line per retry would bury everything else), and again at once when the cause changes. A
+ * host that does not resolve is a WARNING (most likely a typo); a refused or timed-out connection is INFO (most
+ * likely a publisher that is not up yet). Used by one control thread.
  */
 final class ConnectFailureLog
 {

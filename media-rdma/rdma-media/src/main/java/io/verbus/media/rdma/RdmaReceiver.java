@@ -1,5 +1,7 @@
 package io.verbus.media.rdma;
 
+import io.verbus.fabric.FabricException;
+import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.WorkCompletion;
 import io.verbus.fabric.WorkRequestBatch;
@@ -71,6 +73,16 @@ public final class RdmaReceiver implements MediaReceiver
         this.clock = context.media().nanoClock();
         this.errorHandler = context.media().errorHandler();
         final String name = "stream=" + streamId + " publisher=" + params.endpointHost() + ":" + params.endpointPort();
+        if (RdmaChannelParams.Provider.AUTO != params.provider())
+        {
+            // A provider this host lacks fails the add, as it fails a publication's, rather than every connect.
+            final String unavailable = Fabrics.unavailableReason(
+                FabricEndpoint.providerName(params.provider()), context.fabricContext());
+            if (null != unavailable)
+            {
+                throw new FabricException("rdma subscription " + name + ": " + unavailable);
+            }
+        }
         sideCounters = new RdmaCounters.Side(context.countersManager(), "rdma torn position reads: " + name,
             "rdma publishers: " + name);
         try

@@ -33,7 +33,8 @@ final class SubscriberControl implements AutoCloseable
 {
     private static final System.Logger LOGGER = PublisherControl.LOGGER;
     private static final long MIN_BACKOFF_MS = 50;
-    private static final long MAX_BACKOFF_MS = 1000;
+    /** A subscription that starts before its publisher connects within this of the publisher's start. */
+    private static final long MAX_BACKOFF_MS = 250;
     private static final int POSITION_BLOCKS = 16;
 
     private final RdmaChannelContext context;
@@ -52,6 +53,7 @@ final class SubscriberControl implements AutoCloseable
     private final ConnectFailureLog connectFailures;
     private final RateLimitedLog rejectionLog = new RateLimitedLog(LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
     private final RateLimitedLog failureLog = new RateLimitedLog(LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
+    private final HandshakeFailureReport handshakeFailures;
     private final CatchUpReader catchUpReader = new CatchUpReader();
     /** Why the last catch-up's READs failed, until the next handshake has joined live instead (control thread). */
     private String failedCatchUp;
@@ -88,6 +90,7 @@ final class SubscriberControl implements AutoCloseable
         this.connectFailures = new ConnectFailureLog(LOGGER, name,
             params.endpointHost() + ":" + params.endpointPort(), System::nanoTime);
         this.limits = SubscriberLimits.fromSystemProperties();
+        this.handshakeFailures = new HandshakeFailureReport(context.media().errorHandler(), name);
         rejections = new RejectedHandshakes(context.countersManager(), name, () -> 0);
         catchUpCounters = new RdmaCounters.CatchUp(params.isJoinRecent() ? context.countersManager() : null, name);
         thread = Thread.ofPlatform().daemon().name("verbus-rdma-sub-" + streamId).unstarted(this::run);
@@ -123,6 +126,7 @@ final class SubscriberControl implements AutoCloseable
                 final ImageConnection connected = connect(transport);
                 connection = connected;
                 backoffMs = MIN_BACKOFF_MS;
+                handshakeFailures.onConnected();
                 connected.watchControl(() -> running, "publisher");
             }
             catch (final HandshakeException ex)
@@ -130,6 +134,7 @@ final class SubscriberControl implements AutoCloseable
                 rejections.increment();
                 rejectionLog.log(System.Logger.Level.WARNING, "rdma subscription " + name + ": handshake failed: " +
                     ex.getMessage() + "; nothing registered for it; retrying");
+                reportToApplication(ex);
             }
             catch (final IOException ex)
             {
@@ -166,6 +171,20 @@ final class SubscriberControl implements AutoCloseable
             }
         }
         releaseLingering(true);
+    }
+
+    /** A configuration error reaches the application's error handler too; a handler that throws stops nothing. */
+    private void reportToApplication(final HandshakeException ex)
+    {
+        try
+        {
+            handshakeFailures.onFailure(ex, System.nanoTime());
+        }
+        catch (final RuntimeException handlerFailure)
+        {
+            failureLog.log(System.Logger.Level.WARNING, "rdma subscription " + name + ": the error handler threw " +
+                handlerFailure + "; retrying");
+        }
     }
 
     private ImageConnection connect(final SocketMessageTransport transport) throws HandshakeException

@@ -1,5 +1,9 @@
 package io.verbus.media.rdma;
 
+import io.aeron.exceptions.AeronException;
+import io.verbus.fabric.FabricContext;
+import io.verbus.fabric.FabricException;
+import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.FaultInjection;
 import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
@@ -9,12 +13,14 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The rdma media end to end over the shm provider, in one process, driven from the test thread. */
@@ -302,6 +308,49 @@ class RdmaMediaTest
         assertEquals(0, intruder.receiver.registeredRegionCount());
         assertEquals(0, rig.sender.subscriberCount());
         assertNull(intruder.image());
+
+        // The application hears of it through the error handler, once for a cause that does not change.
+        rig.awaitCondition("reported to the error handler", 10_000, () -> !rig.support.errors.isEmpty());
+        rig.awaitCondition("more rejections", 10_000, () -> intruder.receiver.rejectedHandshakes() >= 3);
+        assertEquals(1, rig.support.errors.size(), rig.support.errors.toString());
+        final Throwable report = rig.support.errors.get(0);
+        assertTrue(report instanceof AeronException, report.toString());
+        assertEquals(AeronException.Category.WARN, ((AeronException)report).category());
+        assertTrue(report.getMessage().contains("handshake failed: AUTHENTICATION_FAILED"), report.getMessage());
+        assertTrue(report.getMessage().contains("stream=" + RdmaRig.STREAM_ID), report.getMessage());
+    }
+
+    @Test
+    void shouldFailToAddASubscriptionWhoseProviderThisHostLacks()
+    {
+        rig = new RdmaRig(dir, "shm", 64 * 1024, null);
+        final FabricContext fabric = rig.fabricContext(null);
+        final RdmaChannelParams params = RdmaChannelParams.parse(
+            Map.of("endpoint", rig.endpoint(), "provider", "verbs"));
+        final String unavailable = Fabrics.unavailableReason("verbs", fabric);
+        final RdmaChannelContext context = new RdmaChannelContext(rig.support.context, params, fabric, RdmaRig.SECRET);
+        if (null != unavailable)
+        {
+            // This host has no usable verbs device (every CI machine here): the add fails at once, saying why.
+            final FabricException ex = assertThrows(FabricException.class,
+                () -> new RdmaReceiver(context, RdmaRig.STREAM_ID, new TestImageSink()));
+            assertTrue(unavailable.startsWith("fabric provider verbs is not available: "), unavailable);
+            assertTrue(ex.getMessage().endsWith(": " + unavailable), ex.getMessage());
+            assertTrue(ex.getMessage().contains("rdma subscription stream=" + RdmaRig.STREAM_ID), ex.getMessage());
+        }
+        else
+        {
+            // A host with a device: the add succeeds and only the handshake with this shm publisher is refused.
+            final RdmaReceiver receiver = new RdmaReceiver(context, RdmaRig.STREAM_ID, new TestImageSink());
+            try
+            {
+                rig.awaitCondition("provider mismatch refused", 10_000, () -> receiver.rejectedHandshakes() > 0);
+            }
+            finally
+            {
+                receiver.close();
+            }
+        }
     }
 
     @Test

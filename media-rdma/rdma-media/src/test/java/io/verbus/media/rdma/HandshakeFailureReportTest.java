@@ -1,0 +1,79 @@
+package io.verbus.media.rdma;
+
+import io.aeron.exceptions.AeronException;
+import io.verbus.media.rdma.protocol.HandshakeException;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static io.verbus.media.rdma.HandshakeFailureReport.REPEAT_INTERVAL_NS;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class HandshakeFailureReportTest
+{
+    private final List<Throwable> reported = new ArrayList<>();
+    private final HandshakeFailureReport report =
+        new HandshakeFailureReport(reported::add, "stream=1001 publisher=feed:40123");
+
+    private static HandshakeException failure(final HandshakeException.Reason reason, final String detail)
+    {
+        return new HandshakeException(reason, detail);
+    }
+
+    @Test
+    void shouldReportTheFirstFailureAsAWarningNamingSubscriptionAndCause()
+    {
+        final AeronException made =
+            report.onFailure(failure(HandshakeException.Reason.AUTHENTICATION_FAILED, "CHALLENGE.proof"), 0);
+
+        assertNotNull(made);
+        assertEquals(List.of(made), reported);
+        assertEquals(AeronException.Category.WARN, made.category());
+        assertEquals(0, made.getStackTrace().length, "no stack trace: the cause is the message");
+        assertTrue(made.getMessage().contains("rdma subscription stream=1001 publisher=feed:40123: handshake " +
+            "failed: AUTHENTICATION_FAILED: CHALLENGE.proof"), made.getMessage());
+    }
+
+    @Test
+    void shouldReportTheSameCauseAgainOnlyAfterTheInterval()
+    {
+        final HandshakeException ex = failure(HandshakeException.Reason.PROVIDER_MISMATCH, "tcp, not shm");
+        report.onFailure(ex, 1_000);
+        assertNull(report.onFailure(ex, 1_000 + REPEAT_INTERVAL_NS - 1));
+        assertEquals(1, reported.size());
+
+        assertNotNull(report.onFailure(ex, 1_000 + REPEAT_INTERVAL_NS));
+        assertEquals(2, reported.size());
+    }
+
+    @Test
+    void shouldReportANewCauseAtOnce()
+    {
+        report.onFailure(failure(HandshakeException.Reason.STREAM_MISMATCH, "stream 7"), 0);
+        assertNotNull(report.onFailure(failure(HandshakeException.Reason.SESSION_MISMATCH, "session 9"), 1));
+        assertNotNull(report.onFailure(failure(HandshakeException.Reason.STREAM_MISMATCH, "stream 7"), 2));
+        assertEquals(3, reported.size());
+    }
+
+    @Test
+    void shouldNotReportTimeoutsOrAPublisherThatClosed()
+    {
+        assertNull(report.onFailure(failure(HandshakeException.Reason.TIMEOUT, "no CHALLENGE in 5000 ms"), 0));
+        assertNull(report.onFailure(failure(HandshakeException.Reason.CLOSED, "peer closed"), 1));
+        assertTrue(reported.isEmpty());
+    }
+
+    @Test
+    void shouldReportTheSameCauseAgainAfterAConnection()
+    {
+        final HandshakeException ex = failure(HandshakeException.Reason.COMMIT_MISMATCH, "imm, not counter");
+        report.onFailure(ex, 0);
+        report.onConnected();
+        assertNotNull(report.onFailure(ex, 1));
+        assertEquals(2, reported.size());
+    }
+}
