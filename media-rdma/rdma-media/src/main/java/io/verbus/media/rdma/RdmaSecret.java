@@ -4,6 +4,9 @@ import io.verbus.media.rdma.protocol.HandshakeAuthenticator;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,8 +27,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Prefer the file: a system property shows in {@code ps} and {@code /proc/<pid>/cmdline}, an environment variable
  * in {@code /proc/<pid>/environ}. A secret file must belong to this process's user (or root) and must not be
  * writable by its group or others (whoever can write it can choose the secret); one readable by them is accepted
- * with one WARN line. Every source is trimmed of surrounding white space, so the same secret with or without a
- * trailing newline is the same secret wherever it comes from.
+ * with one WARN line. Every text source is trimmed of surrounding white space, so the same secret with or without a
+ * trailing newline is the same secret wherever it comes from. A file that is not UTF-8 text is a binary key: its
+ * bytes, as they are, are the secret ({@code head -c 32 /dev/urandom > secret}).
  */
 public final class RdmaSecret
 {
@@ -137,8 +141,20 @@ public final class RdmaSecret
         try
         {
             checkFileSafety(path, source);
-            final String text = Files.readString(path, StandardCharsets.UTF_8).strip();
-            return checked(text.getBytes(StandardCharsets.UTF_8), source + " (" + path + ")");
+            final byte[] raw = Files.readAllBytes(path);
+            try
+            {
+                final String text = StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(raw)).toString().strip();
+                return checked(text.getBytes(StandardCharsets.UTF_8), source + " (" + path + ")");
+            }
+            catch (final CharacterCodingException notText)
+            {
+                // A binary key (head -c 32 /dev/urandom): its bytes, untrimmed, are the secret.
+                return checked(raw, source + " (" + path + ", binary)");
+            }
         }
         catch (final IOException ex)
         {

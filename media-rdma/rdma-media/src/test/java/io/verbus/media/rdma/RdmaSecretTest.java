@@ -28,6 +28,23 @@ class RdmaSecretTest
     }
 
     @Test
+    void shouldTakeAFileThatIsNotTextAsABinaryKeyByteForByte() throws Exception
+    {
+        final byte[] key = new byte[32];
+        for (int i = 0; i < key.length; i++)
+        {
+            key[i] = (byte)(0xFF - 7 * i); // 0xFF is never UTF-8
+        }
+        key[0] = ' '; // white space at either end, which a text secret loses, stays in a binary one
+        key[key.length - 1] = '\n';
+        final Path file = dir.resolve("binary");
+        Files.write(file, key);
+        final RdmaChannelParams params = RdmaChannelParams.parse(
+            Map.of("endpoint", "127.0.0.1:1", "secret-file", file.toString()));
+        assertArrayEquals(key, RdmaSecret.resolve(params));
+    }
+
+    @Test
     void shouldRefuseAShortSecretNamingItsSource() throws Exception
     {
         final Path file = dir.resolve("short");
