@@ -146,6 +146,13 @@ public final class RdmaChannelParams
         {
             throw new IllegalArgumentException("rdma channel: 'endpoint' is required (endpoint=host:port)");
         }
+        if (endpoint.indexOf('?') >= 0 || endpoint.indexOf('&') >= 0)
+        {
+            // Aeron's URI separators, the usual slip of an Aeron user: say so rather than fail on the port.
+            throw new IllegalArgumentException("rdma channel: keys are separated by '|' after 'rdma:' " +
+                "(rdma:endpoint=host:port|provider=shm), not by '?' or '&' as in aeron:udp; got endpoint '" +
+                endpoint + "'");
+        }
         final int colon = endpoint.lastIndexOf(':');
         if (colon <= 0 || colon == endpoint.length() - 1)
         {

@@ -106,6 +106,19 @@ class RdmaChannelParamsTest
     }
 
     @Test
+    void shouldPointAnAeronUserAtTheSeparatorWhenTheEndpointHoldsAeronOnes()
+    {
+        for (final String channel : new String[]{
+            "rdma:endpoint=127.0.0.1:40200?provider=shm", "rdma:endpoint=127.0.0.1:40200&provider=shm"})
+        {
+            final IllegalArgumentException ex =
+                assertThrows(IllegalArgumentException.class, () -> RdmaChannelParams.parse(channel));
+            assertTrue(ex.getMessage().contains("keys are separated by '|'"), ex.getMessage());
+            assertTrue(ex.getMessage().contains("got endpoint '127.0.0.1:40200"), ex.getMessage());
+        }
+    }
+
+    @Test
     void shouldRejectBadValuesNamingTheKey()
     {
         assertRejectedNaming("endpoint", "endpoint", null);
