@@ -73,9 +73,11 @@ public final class RdmaReceiver implements MediaReceiver
         this.clock = context.media().nanoClock();
         this.errorHandler = context.media().errorHandler();
         final String name = "stream=" + streamId + " publisher=" + params.endpointHost() + ":" + params.endpointPort();
-        if (RdmaChannelParams.Provider.AUTO != params.provider())
+        if (RdmaChannelParams.Provider.VERBS == params.provider())
         {
-            // A provider this host lacks fails the add, as it fails a publication's, rather than every connect.
+            // No RDMA library or device here: the add fails, as a publication's does, rather than every connect. A
+            // soft provider's trouble (a read-only or full directory) is the environment's, which can be fixed while
+            // the subscription retries (RdmaBadEnvironmentTest), so those keep the retrying.
             final String unavailable = Fabrics.unavailableReason(
                 FabricEndpoint.providerName(params.provider()), context.fabricContext());
             if (null != unavailable)
