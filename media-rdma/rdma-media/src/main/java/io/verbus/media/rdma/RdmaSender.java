@@ -542,15 +542,19 @@ public final class RdmaSender implements MediaSender
             }
         }
 
-        if (limit > lastLimit)
-        {
-            lastLimit = limit;
-            log.publisherLimit().setRelease(limit);
-        }
+        // An admitted subscriber counts in the pace from admission (its join position is fixed then), but the window
+        // opens only once one has finished its handshake, and after the publication says it is connected: an offer
+        // before that is NOT_CONNECTED, as in Aeron (whose limit moves only on a subscriber's status), rather than
+        // accepted while isConnected() is still false.
         if (anyReady != wasConnected)
         {
             wasConnected = anyReady;
             log.connected(anyReady);
+        }
+        if (limit > lastLimit && anyReady)
+        {
+            lastLimit = limit;
+            log.publisherLimit().setRelease(limit);
         }
         return 0;
     }

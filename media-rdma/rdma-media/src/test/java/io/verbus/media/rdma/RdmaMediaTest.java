@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -318,6 +319,33 @@ class RdmaMediaTest
         assertEquals(AeronException.Category.WARN, ((AeronException)report).category());
         assertTrue(report.getMessage().contains("handshake failed: AUTHENTICATION_FAILED"), report.getMessage());
         assertTrue(report.getMessage().contains("stream=" + RdmaRig.STREAM_ID), report.getMessage());
+    }
+
+    @Test
+    void shouldOpenTheWindowOnlyOnceASubscriberFinishedItsHandshake() throws Exception
+    {
+        // The sender admits a subscriber (fixes its join position) before the subscriber's READY; the limit used to
+        // move then, so an offer succeeded while isConnected() was still false. Every cycle up to READY checks it.
+        for (int attempt = 0; attempt < 5; attempt++)
+        {
+            rig = new RdmaRig(Files.createDirectories(dir.resolve("attempt-" + attempt)), "shm", 64 * 1024, null);
+            rig.addSubscriber();
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            long cyclesAdmittedNotReady = 0;
+            while (!rig.log.isConnected())
+            {
+                rig.dutyCycle();
+                final long limit = rig.log.publisherLimit().get();
+                assertTrue(0 == limit || rig.log.isConnected(), "limit " + limit + " before connected");
+                cyclesAdmittedNotReady += rig.sender.subscriberCount() > 0 && !rig.log.isConnected() ? 1 : 0;
+                assertTrue(System.nanoTime() < deadlineNs, "never connected");
+            }
+            assertTrue(rig.log.publisherLimit().get() > 0, "the window opens with the connection");
+            System.out.println("attempt " + attempt + ": " + cyclesAdmittedNotReady +
+                " duty cycles with the subscriber admitted and not yet ready");
+            rig.close();
+            rig = null;
+        }
     }
 
     @Test
