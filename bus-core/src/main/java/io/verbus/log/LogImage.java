@@ -267,7 +267,7 @@ public final class LogImage implements Image
             while (fragmentsRead < fragmentLimit && offset < limitOffset)
             {
                 final int frameLength = termBuffer.getIntVolatile(offset);
-                if (!isFrameSound(position, offset, frameLength, limitOffset))
+                if (!isFrameSound(termBuffer, position, offset, frameLength, limitOffset))
                 {
                     break;
                 }
@@ -325,7 +325,7 @@ public final class LogImage implements Image
             while (fragmentsRead < fragmentLimit && offset < limitOffset)
             {
                 final int frameLength = termBuffer.getIntVolatile(offset);
-                if (!isFrameSound(initialPosition, offset, frameLength, limitOffset))
+                if (!isFrameSound(termBuffer, initialPosition, offset, frameLength, limitOffset))
                 {
                     break;
                 }
@@ -406,7 +406,7 @@ public final class LogImage implements Image
             while (fragmentsRead < fragmentLimit && offset < limitOffset)
             {
                 final int frameLength = termBuffer.getIntVolatile(offset);
-                if (!isFrameSound(position, offset, frameLength, soundLimitOffset))
+                if (!isFrameSound(termBuffer, position, offset, frameLength, soundLimitOffset))
                 {
                     break;
                 }
@@ -470,7 +470,7 @@ public final class LogImage implements Image
             while (fragmentsRead < fragmentLimit && offset < limitOffset)
             {
                 final int frameLength = termBuffer.getIntVolatile(offset);
-                if (!isFrameSound(position, offset, frameLength, soundLimitOffset))
+                if (!isFrameSound(termBuffer, position, offset, frameLength, soundLimitOffset))
                 {
                     break;
                 }
@@ -551,7 +551,7 @@ public final class LogImage implements Image
         while (offset < limitOffset)
         {
             final int frameLength = termBuffer.getIntVolatile(offset);
-            if (!isFrameSound(initialPosition, offset, frameLength, soundLimitOffset))
+            if (!isFrameSound(termBuffer, initialPosition, offset, frameLength, soundLimitOffset))
             {
                 break;
             }
@@ -747,7 +747,7 @@ public final class LogImage implements Image
         while (offset < limitOffset)
         {
             final int frameLength = termBuffer.getIntVolatile(offset);
-            if (!isFrameSound(position, offset, frameLength, soundLimitOffset))
+            if (!isFrameSound(termBuffer, position, offset, frameLength, soundLimitOffset))
             {
                 break;
             }
@@ -851,10 +851,14 @@ public final class LogImage implements Image
      * A frame may be read when its length, acquired before any other byte of it, covers at least a header and ends
      * within the limit. In a local log a length of 0 only means "not yet written"; below a remote bound every frame
      * must be complete, so anything else closes the image. Compared as plain ints before any alignment, so a huge
-     * length can neither overflow the check nor depend on Agrona's bounds checks.
+     * length can neither overflow the check nor depend on Agrona's bounds checks. Below a remote bound the header
+     * must also name the term offset, term, session and stream it is read at: a ring is reused every three terms, so
+     * a position block moved past what was written (a faulty or hostile writer) would otherwise hand over a stale
+     * frame of three terms ago, well formed and checksummed, as new.
      */
     private boolean isFrameSound(
-        final long position, final int frameOffset, final int frameLength, final int limitOffset)
+        final UnsafeBuffer termBuffer, final long position, final int frameOffset, final int frameLength,
+        final int limitOffset)
     {
         if (frameLength <= 0)
         {
@@ -869,6 +873,23 @@ public final class LogImage implements Image
             onCorrupt(position, frameOffset, frameLength, frameLength < HEADER_LENGTH ? "shorter than a header" :
                 "frame runs past " + (frameLength > termLength - frameOffset ? "the term end" : "the bound"));
             return false;
+        }
+        if (null != bound)
+        {
+            final int termId = initialTermId + (int)(position >>> positionBitsToShift);
+            final int headerTermOffset = termBuffer.getInt(frameOffset + DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET);
+            final int headerTermId = termBuffer.getInt(frameOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET);
+            if (headerTermOffset != frameOffset || headerTermId != termId ||
+                termBuffer.getInt(frameOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET) != sessionId ||
+                termBuffer.getInt(frameOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET) != streamId)
+            {
+                onCorrupt(position, frameOffset, frameLength, "its header names term " + headerTermId + " offset " +
+                    headerTermOffset + " (session " +
+                    termBuffer.getInt(frameOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET) + " stream " +
+                    termBuffer.getInt(frameOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET) + ") where term " +
+                    termId + " offset " + frameOffset + " was due: a stale or misplaced frame");
+                return false;
+            }
         }
         return true;
     }

@@ -1,6 +1,7 @@
 package io.verbus.log;
 
 import io.aeron.logbuffer.ControlledFragmentHandler;
+import io.aeron.protocol.DataHeaderFlyweight;
 import io.verbus.media.CounterBound;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.UnsafeBufferPosition;
@@ -218,6 +219,55 @@ class BoundedImageTest
             assertEquals(List.of(image), corrupted);
             assertTrue(errors.get(0).getMessage().contains("invalid position"), errors.get(0).getMessage());
             assertEquals(1, bound.corruptions(), "the media is told, so it drops the connection");
+        }
+    }
+
+    @Test
+    void shouldGoUnavailableOnAStaleFrameFromThreeTermsAgo()
+    {
+        // A ring is reused every three terms: a position moved past what was written reaches old, well-formed frames.
+        assertMisplacedFrameMakesImageUnavailable(
+            DataHeaderFlyweight.TERM_ID_FIELD_OFFSET, LogFixture.INITIAL_TERM_ID - 3);
+    }
+
+    @Test
+    void shouldGoUnavailableOnAFrameWhoseHeaderNamesAnotherOffset()
+    {
+        assertMisplacedFrameMakesImageUnavailable(DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET, 0);
+    }
+
+    @Test
+    void shouldGoUnavailableOnAFrameOfAnotherSessionOrStream()
+    {
+        assertMisplacedFrameMakesImageUnavailable(
+            DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET, LogFixture.SESSION_ID + 1);
+        errors.clear();
+        corrupted.clear();
+        assertMisplacedFrameMakesImageUnavailable(
+            DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET, LogFixture.STREAM_ID + 1);
+    }
+
+    /** The second frame's header gets {@code value} at {@code fieldOffset}; its length stays sound. */
+    private void assertMisplacedFrameMakesImageUnavailable(final int fieldOffset, final int value)
+    {
+        try (LogFixture log = new LogFixture(tempDir.resolve("misplaced-" + fieldOffset), TERM_LENGTH, 1408))
+        {
+            final ExclusiveLogPublication publication = log.exclusive();
+            final List<Long> positions = offerNumbered(publication, 3);
+            final long first = positions.get(0);
+            log.term(0).putInt((int)first + fieldOffset, value);
+            boundBuffer.putLongRelease(BOUND_OFFSET, positions.get(2));
+
+            final LogImage image = boundedImage(log);
+            final List<Integer> seen = new ArrayList<>();
+            assertEquals(1, image.poll((b, o, l, h) -> seen.add(b.getInt(o)), 100), "frames before it arrive");
+            assertEquals(List.of(0), seen);
+            assertEquals(first, image.position(), "the position stops before the misplaced frame");
+            assertTrue(image.isClosed());
+            assertEquals(List.of(image), corrupted);
+            assertEquals(1, errors.size());
+            assertTrue(errors.get(0).getMessage().contains("a stale or misplaced frame"), errors.get(0).getMessage());
+            assertEquals(0, image.poll((b, o, l, h) -> seen.add(b.getInt(o)), 100), "a closed image reads nothing");
         }
     }
 
