@@ -13,8 +13,9 @@ import java.util.concurrent.TimeUnit;
  * subscription just never connects. Reported as an Aeron {@link AeronException} of category {@code WARN} (the
  * subscription goes on retrying), without a stack trace: when failures start, again at once when the cause changes,
  * and otherwise at most every {@link #REPEAT_INTERVAL_NS} while they go on (the subscription retries several times a
- * second). A handshake that timed out or that the publisher closed is not reported: that is a publisher going away
- * or a slow host, which retrying rides out. Used by one control thread.
+ * second). A handshake that timed out or was closed, on this side or by the publisher's REJECT (a publisher that
+ * gave up waiting on a loaded host), is not reported: that is a publisher going away or a slow host, which retrying
+ * rides out. Used by one control thread.
  */
 final class HandshakeFailureReport
 {
@@ -45,8 +46,8 @@ final class HandshakeFailureReport
      */
     AeronException onFailure(final HandshakeException ex, final long nowNs)
     {
-        final HandshakeException.Reason reason = ex.reason();
-        if (HandshakeException.Reason.TIMEOUT == reason || HandshakeException.Reason.CLOSED == reason)
+        if (isTransient(ex.reason()) ||
+            (HandshakeException.Reason.PEER_REJECTED == ex.reason() && isTransient(ex.peerReason())))
         {
             return null;
         }
@@ -63,6 +64,12 @@ final class HandshakeFailureReport
             null, false, false, AeronException.Category.WARN);
         errorHandler.onError(report);
         return report;
+    }
+
+    /** A timeout or a close, on either side: a slow host or a publisher going away, which retrying rides out. */
+    private static boolean isTransient(final HandshakeException.Reason reason)
+    {
+        return HandshakeException.Reason.TIMEOUT == reason || HandshakeException.Reason.CLOSED == reason;
     }
 
     /** A handshake succeeded: the next failure is news again. */

@@ -68,6 +68,23 @@ class HandshakeFailureReportTest
     }
 
     @Test
+    void shouldNotReportAPublisherThatRejectedForATimeoutButReportItsOtherRejections()
+    {
+        // A loaded host: the publisher gave up waiting for this subscriber's next message (seen in ./verbus soak).
+        assertNull(report.onFailure(HandshakeException.rejectedByPeer(HandshakeException.Reason.TIMEOUT,
+            "publisher rejected (TIMEOUT): no message within 1000 ms"), 0));
+        assertNull(report.onFailure(HandshakeException.rejectedByPeer(HandshakeException.Reason.CLOSED,
+            "publisher rejected (CLOSED): closing"), 1));
+        assertTrue(reported.isEmpty());
+
+        final AeronException made = report.onFailure(HandshakeException.rejectedByPeer(
+            HandshakeException.Reason.AUTHENTICATION_FAILED, "publisher rejected (AUTHENTICATION_FAILED): proof"), 2);
+        assertNotNull(made);
+        assertTrue(made.getMessage().contains("PEER_REJECTED: publisher rejected (AUTHENTICATION_FAILED)"),
+            made.getMessage());
+    }
+
+    @Test
     void shouldReportTheSameCauseAgainAfterAConnection()
     {
         final HandshakeException ex = failure(HandshakeException.Reason.COMMIT_MISMATCH, "imm, not counter");

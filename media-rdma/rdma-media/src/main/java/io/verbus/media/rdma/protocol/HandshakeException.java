@@ -48,22 +48,49 @@ public final class HandshakeException extends Exception
     }
 
     private final Reason reason;
+    private final Reason peerReason;
 
     public HandshakeException(final Reason reason, final String message)
     {
         super(message);
         this.reason = reason;
+        this.peerReason = null;
     }
 
     public HandshakeException(final Reason reason, final String message, final Throwable cause)
     {
         super(message, cause);
         this.reason = reason;
+        this.peerReason = null;
+    }
+
+    /**
+     * A REJECT the peer sent: reason {@link Reason#PEER_REJECTED}, with the peer's own reason.
+     *
+     * @param peerReason the reason code the REJECT carried (a code no reason has reads as MALFORMED).
+     * @param message    the message, naming the peer's reason and text.
+     */
+    public static HandshakeException rejectedByPeer(final Reason peerReason, final String message)
+    {
+        return new HandshakeException(peerReason, message, true);
+    }
+
+    private HandshakeException(final Reason peerReason, final String message, final boolean rejectedByPeer)
+    {
+        super(message);
+        this.reason = Reason.PEER_REJECTED;
+        this.peerReason = peerReason;
     }
 
     public Reason reason()
     {
         return reason;
+    }
+
+    /** @return the reason the peer's REJECT gave when {@link #reason()} is PEER_REJECTED, else null. */
+    public Reason peerReason()
+    {
+        return peerReason;
     }
 
     /** @return the message without the reason prefix (what a REJECT carries next to its reason code). */

@@ -60,8 +60,9 @@ final class HandshakeSteps
         if (HandshakeHeader.REJECT_TYPE == type)
         {
             reject.wrap(in, 0);
-            throw new HandshakeException(PEER_REJECTED, peerName + " rejected (" +
-                HandshakeException.Reason.fromCode(reject.reasonCode()) + "): " + reject.text(length));
+            final HandshakeException.Reason peerReason = HandshakeException.Reason.fromCode(reject.reasonCode());
+            throw HandshakeException.rejectedByPeer(peerReason,
+                peerName + " rejected (" + peerReason + "): " + reject.text(length));
         }
     }
 
