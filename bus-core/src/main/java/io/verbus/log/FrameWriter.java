@@ -99,6 +99,27 @@ public final class FrameWriter
     }
 
     /**
+     * Whether the header of the frame at {@code termOffset} names that term offset and the given session, stream and
+     * term, as {@link #writeHeader} writes them: what a reader of a log that another process writes (a remote ring, a
+     * catch-up READ) checks before it takes the frame for the one due there.
+     *
+     * @param termBuffer holding the frame.
+     * @param termOffset where the frame is read.
+     * @param sessionId  the session it must name.
+     * @param streamId   the stream it must name.
+     * @param termId     the term it must name.
+     * @return true when all four match.
+     */
+    public static boolean isHeaderAt(
+        final DirectBuffer termBuffer, final int termOffset, final int sessionId, final int streamId, final int termId)
+    {
+        return termBuffer.getInt(termOffset + DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET) == termOffset &&
+            termBuffer.getInt(termOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET) == termId &&
+            termBuffer.getInt(termOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET) == sessionId &&
+            termBuffer.getInt(termOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET) == streamId;
+    }
+
+    /**
      * @return the first eight bytes of a frame header as one little-endian word: frame length, version, flags,
      * type. Storing or compare-and-setting them as one word is what lets the unblocker replace an uncommitted
      * header atomically.

@@ -876,15 +876,13 @@ public final class LogImage implements Image
         }
         if (null != bound)
         {
-            final int termId = initialTermId + (int)(position >>> positionBitsToShift);
-            final int headerTermOffset = termBuffer.getInt(frameOffset + DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET);
-            final int headerTermId = termBuffer.getInt(frameOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET);
-            if (headerTermOffset != frameOffset || headerTermId != termId ||
-                termBuffer.getInt(frameOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET) != sessionId ||
-                termBuffer.getInt(frameOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET) != streamId)
+            final int termId =
+                LogBufferDescriptor.computeTermIdFromPosition(position, positionBitsToShift, initialTermId);
+            if (!FrameWriter.isHeaderAt(termBuffer, frameOffset, sessionId, streamId, termId))
             {
-                onCorrupt(position, frameOffset, frameLength, "its header names term " + headerTermId + " offset " +
-                    headerTermOffset + " (session " +
+                onCorrupt(position, frameOffset, frameLength, "its header names term " +
+                    termBuffer.getInt(frameOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET) + " offset " +
+                    termBuffer.getInt(frameOffset + DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET) + " (session " +
                     termBuffer.getInt(frameOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET) + " stream " +
                     termBuffer.getInt(frameOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET) + ") where term " +
                     termId + " offset " + frameOffset + " was due: a stale or misplaced frame");

@@ -10,6 +10,7 @@ import io.verbus.fabric.PostResult;
 import io.verbus.fabric.SendFlags;
 import io.verbus.fabric.WorkCompletion;
 import io.verbus.fabric.WorkRequestBatch;
+import io.verbus.log.FrameWriter;
 import io.verbus.media.rdma.protocol.HandshakeException;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -130,10 +131,7 @@ final class CatchUpReader
             if (frameLength < DataHeaderFlyweight.HEADER_LENGTH ||
                 (long)termOffset + alignedLength > termLength ||
                 (HeaderFlyweight.HDR_TYPE_DATA != type && HeaderFlyweight.HDR_TYPE_PAD != type) ||
-                term.getInt(termOffset + DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET) != termOffset ||
-                term.getInt(termOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET) != termId ||
-                term.getInt(termOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET) != connection.sessionId ||
-                term.getInt(termOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET) != connection.streamId)
+                !FrameWriter.isHeaderAt(term, termOffset, connection.sessionId, connection.streamId, termId))
             {
                 throw new HandshakeException(HandshakeException.Reason.OUT_OF_RANGE, "catch-up from " + from +
                     ": no valid frame at position " + position + " (length " + frameLength + ", type " + type +
