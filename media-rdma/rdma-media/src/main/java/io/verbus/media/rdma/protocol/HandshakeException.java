@@ -52,9 +52,7 @@ public final class HandshakeException extends Exception
 
     public HandshakeException(final Reason reason, final String message)
     {
-        super(message);
-        this.reason = reason;
-        this.peerReason = null;
+        this(reason, null, message);
     }
 
     public HandshakeException(final Reason reason, final String message, final Throwable cause)
@@ -72,13 +70,13 @@ public final class HandshakeException extends Exception
      */
     public static HandshakeException rejectedByPeer(final Reason peerReason, final String message)
     {
-        return new HandshakeException(peerReason, message, true);
+        return new HandshakeException(Reason.PEER_REJECTED, peerReason, message);
     }
 
-    private HandshakeException(final Reason peerReason, final String message, final boolean rejectedByPeer)
+    private HandshakeException(final Reason reason, final Reason peerReason, final String message)
     {
         super(message);
-        this.reason = Reason.PEER_REJECTED;
+        this.reason = reason;
         this.peerReason = peerReason;
     }
 
