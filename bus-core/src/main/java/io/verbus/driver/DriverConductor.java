@@ -131,12 +131,22 @@ public final class DriverConductor implements Agent
 
     private void onUnblocked(final NativeLog log, final long position)
     {
-        unblockedPublications.increment();
-        // One line per hole: a log is checked again only a whole timeout later, so this cannot flood the log.
+        final int holes = log.lastUnblockCount();
+        unblockedPublications.getAndAdd(holes);
+        // One line per check: a log is checked again only a whole timeout later, so this cannot flood the log.
+        if (io.verbus.log.LogUnblocker.REPAIRED == log.lastUnblockResult())
+        {
+            LOGGER.log(System.Logger.Level.ERROR, "publication log corrupt: " + log + " holds frames from " +
+                "position " + position + " that no single writer writes (two threads offering on one " +
+                "ExclusivePublication at once?); padded over " + holes + " stretches up to its tail, the last of " +
+                log.lastRepairedBytes() + " bytes, the messages in them are lost. An ExclusivePublication takes " +
+                "one thread at a time; use a Publication for several.");
+            return;
+        }
         LOGGER.log(System.Logger.Level.WARNING, "publication unblocked: " + log + " had space claimed but not " +
             "committed at position " + position + " for " + publicationUnblockTimeoutNs / 1_000_000 + " ms (a " +
-            "BufferClaim neither committed nor aborted, or a writer that died mid-offer); padded over it, that " +
-            "message is lost");
+            "BufferClaim neither committed nor aborted, or a writer that died mid-offer); padded over " +
+            (1 == holes ? "it, that message is lost" : holes + " such holes, their messages are lost"));
     }
 
     /** Adds a log to the duty cycle. Thread-safe. */

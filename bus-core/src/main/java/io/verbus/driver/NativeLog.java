@@ -35,6 +35,13 @@ public final class NativeLog
     private long committedPosition;
     private long lastCommittedPosition;
     private long committedStuckSinceNs;
+    private long stuckTailPosition;
+    private long lastMinSubscriberPosition = -1;
+    private long minSubscriberStuckSinceNs;
+    private int failedUnblocks;
+    private int lastUnblockCount;
+    private int lastUnblockResult = LogUnblocker.NO_ACTION;
+    private int lastRepairedBytes;
     private volatile boolean isClosed;
     private long closedTimeNs;
     private long finalPosition;
@@ -243,7 +250,10 @@ public final class NativeLog
     /**
      * Finds a publisher blocked by a hole and pads over it: when the log's committed frames have stopped at the same
      * position below the tail for {@code unblockTimeoutNs}, {@link LogUnblocker} pads the claimed but never
-     * committed space there. Called by the conductor after {@link #conductorDuty()}.
+     * committed space there. Where there is no hole but a corrupt frame, or the position is still stuck a timeout
+     * after the unblocker found nothing to pad, the log was written by two threads at once and
+     * {@link LogUnblocker#padCorrupt} pads from there to the tail ({@link #lastUnblockResult()} says which).
+     * Called by the conductor after {@link #conductorDuty()}.
      * <p>
      * The conductor follows the committed frames itself (a frame is committed once its length is positive) rather
      * than trusting a consumer position, so it works the same for {@code ipc} logs and for a media's local log whose
@@ -268,6 +278,22 @@ public final class NativeLog
             {
                 minSubscriberPosition = Math.min(minSubscriberPosition, subscriberPosition.getVolatile());
             }
+            if (minSubscriberPosition != lastMinSubscriberPosition)
+            {
+                lastMinSubscriberPosition = minSubscriberPosition;
+                minSubscriberStuckSinceNs = nowNs;
+            }
+            else if (minSubscriberPosition < position && nowNs - minSubscriberStuckSinceNs >= unblockTimeoutNs)
+            {
+                // The slowest reader has waited a whole timeout behind frames already followed: two writers
+                // rewrote them after that. Follow again from the reader, and unblock at once where it waits.
+                minSubscriberStuckSinceNs = nowNs;
+                stuckTailPosition = position;
+                position = minSubscriberPosition;
+                committedPosition = position;
+                lastCommittedPosition = position;
+                committedStuckSinceNs = nowNs - unblockTimeoutNs;
+            }
             position = Math.max(position, minSubscriberPosition);
         }
         position = Math.max(position, Math.min(publicationLog.mediaScanPosition(), producerPosition));
@@ -278,6 +304,8 @@ public final class NativeLog
         {
             lastCommittedPosition = position;
             committedStuckSinceNs = nowNs;
+            stuckTailPosition = producerPosition;
+            failedUnblocks = 0;
             return -1;
         }
         if (nowNs - committedStuckSinceNs < unblockTimeoutNs)
@@ -285,10 +313,94 @@ public final class NativeLog
             return -1;
         }
 
-        committedStuckSinceNs = nowNs; // one attempt per timeout, however it turns out
+        // Every hole below the tail as it was when the frames stopped has been claimed for the whole timeout, so
+        // they are padded one after another now rather than one per timeout (a race of two writers leaves dozens).
+        committedStuckSinceNs = nowNs;
+        final long blockedPosition = position;
+        final int firstResult = unblockAt(position, producerPosition);
+        int result = firstResult;
+        int holes = 0;
+        boolean repaired = false;
+        while (LogUnblocker.NO_ACTION != result)
+        {
+            holes++;
+            repaired |= LogUnblocker.REPAIRED == result;
+            position = followCommittedFrames(position, producerPosition);
+            if (position >= stuckTailPosition || holes >= MAX_HOLES_PER_CHECK)
+            {
+                break;
+            }
+            result = unblockAt(position, producerPosition);
+        }
+        committedPosition = position;
+        lastCommittedPosition = position;
+        lastUnblockResult = repaired ? LogUnblocker.REPAIRED : firstResult;
+        lastUnblockCount = holes;
+        return 0 == holes ? -1 : blockedPosition;
+    }
+
+    /** Holes {@link #checkForBlockedPublisher} pads per call at most. */
+    static final int MAX_HOLES_PER_CHECK = 1024;
+
+    /**
+     * One hole: {@link LogUnblocker#unblock}, else, at a committed frame that is not sound or where the unblocker
+     * has now found nothing to pad twice, {@link LogUnblocker#padCorrupt}. No hole to pad and a sound frame means
+     * the log is corrupt (two threads on one exclusive publication): padding over it to the tail beats leaving the
+     * publication blocked for good.
+     */
+    private int unblockAt(final long position, final long producerPosition)
+    {
+        final UnsafeBuffer[] termBuffers = logBuffers.termBuffers();
         final int result = LogUnblocker.unblock(
-            logBuffers.termBuffers(), logBuffers.metaDataBuffer(), publicationLog.initialTermId(), position);
-        return LogUnblocker.NO_ACTION == result ? -1 : position;
+            termBuffers, logBuffers.metaDataBuffer(), publicationLog.initialTermId(), position);
+        if (LogUnblocker.NO_ACTION != result)
+        {
+            failedUnblocks = 0;
+            return result;
+        }
+        final boolean corruptFrame = isCommitted(position) && !isSound(position);
+        if (!corruptFrame && ++failedUnblocks < 2)
+        {
+            return LogUnblocker.NO_ACTION;
+        }
+        failedUnblocks = 0;
+        lastRepairedBytes = LogUnblocker.padCorrupt(
+            termBuffers, logBuffers.metaDataBuffer(), publicationLog.initialTermId(), position, producerPosition);
+        return 0 == lastRepairedBytes ? LogUnblocker.NO_ACTION : LogUnblocker.REPAIRED;
+    }
+
+    /** @return how many holes the last unblock that returned a position padded. */
+    public int lastUnblockCount()
+    {
+        return lastUnblockCount;
+    }
+
+    /**
+     * @return what the last unblock that returned a position did: {@link LogUnblocker#REPAIRED} when it padded over
+     * a corrupt stretch, else {@link LogUnblocker#UNBLOCKED} or {@link LogUnblocker#UNBLOCKED_TO_END}.
+     */
+    public int lastUnblockResult()
+    {
+        return lastUnblockResult;
+    }
+
+    /** @return the bytes the last corrupt stretch padded over ({@link LogUnblocker#REPAIRED}) held. */
+    public int lastRepairedBytes()
+    {
+        return lastRepairedBytes;
+    }
+
+    private boolean isCommitted(final long position)
+    {
+        final UnsafeBuffer termBuffer = logBuffers.termBuffers()[io.aeron.logbuffer.LogBufferDescriptor.indexByPosition(
+            position, publicationLog.positionBitsToShift())];
+        return termBuffer.getIntVolatile((int)(position & (termLength - 1))) > 0;
+    }
+
+    private boolean isSound(final long position)
+    {
+        return LogUnblocker.isSoundFrame(logBuffers.termBuffers(), publicationLog.initialTermId(),
+            publicationLog.sessionId(), publicationLog.streamId(), position);
     }
 
     /** Frames {@link #checkForBlockedPublisher} follows per call at most. */
@@ -305,16 +417,11 @@ public final class NativeLog
             final UnsafeBuffer termBuffer = termBuffers[
                 io.aeron.logbuffer.LogBufferDescriptor.indexByPosition(position, positionBitsToShift)];
             final int frameLength = termBuffer.getIntVolatile(termOffset);
-            if (frameLength <= 0)
+            if (frameLength <= 0 || !isSound(position))
             {
-                break;
+                break; // a hole, or a corrupt frame: where the unblock check acts
             }
-            final int alignedLength = io.verbus.log.FrameWriter.align(frameLength);
-            if (alignedLength > termLength - termOffset)
-            {
-                break; // never in a log this driver's writers wrote; leave the position for the readers' checks
-            }
-            position += alignedLength;
+            position += io.verbus.log.FrameWriter.align(frameLength);
         }
         return position;
     }

@@ -33,6 +33,9 @@ import static io.aeron.protocol.DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET;
  */
 public final class ExclusiveLogPublication extends LogPublication implements ExclusivePublication
 {
+    private static final System.Logger LOGGER = System.getLogger("io.verbus.Verbus");
+    private static final long RESYNC_REPORT_INTERVAL_NS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+
     private final DirectSendHandOff directSender;
     /** True when a claim's commit sends it; else the next call sends what was committed (the fallback). */
     private final boolean sendOnCommit;
@@ -41,6 +44,8 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
     private int termOffset;
     private int partitionIndex;
     private long termBeginPosition;
+    private long resyncCount;
+    private long lastResyncReportNs;
 
     /**
      * @param directSender the hand-off of the media sender this publication's thread sends with in direct mode,
@@ -376,7 +381,48 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
             // Take in new credit now rather than wait for the sender agent to notice this writer is idle.
             directSender.writerDoWork();
         }
+        if (position != publicationLog.producerPosition())
+        {
+            resyncWithLog(position);
+            return ADMIN_ACTION;
+        }
         return backPressureStatus(position, framedLength);
+    }
+
+    /**
+     * This publication's own idea of its tail no longer matches the log's: only possible when two threads offered
+     * at once, each moving the fields the other was using (a single writer, even one handed between threads, keeps
+     * them equal between calls). Left so, a writer that believes itself a window ahead of the log waits for credit
+     * that never comes, as nothing it waits on is in the log. Take the log's tail as the truth and go on from there;
+     * the driver pads over whatever corrupt frames the race left below it.
+     */
+    private void resyncWithLog(final long position)
+    {
+        final int activeTermCount = LogBufferDescriptor.activeTermCount(metaDataBuffer);
+        final long rawTail = LogBufferDescriptor.rawTailVolatile(
+            metaDataBuffer, LogBufferDescriptor.indexByTermCount(activeTermCount));
+        termId = LogBufferDescriptor.termId(rawTail);
+        termCount = termId - initialTermId;
+        partitionIndex = LogBufferDescriptor.indexByTermCount(termCount);
+        termOffset = LogBufferDescriptor.termOffset(rawTail, termLength);
+        termBeginPosition = termBeginPosition(termId);
+        if (termCount != activeTermCount)
+        {
+            putRawTail(termOffset);
+            LogBufferDescriptor.activeTermCountOrdered(metaDataBuffer, termCount);
+        }
+        resyncCount++;
+        final long nowNs = System.nanoTime();
+        if (0 == lastResyncReportNs || nowNs - lastResyncReportNs >= RESYNC_REPORT_INTERVAL_NS)
+        {
+            // At most one line a second: while two threads still race, this happens on every other blocked offer.
+            lastResyncReportNs = nowNs;
+            LOGGER.log(System.Logger.Level.ERROR, "ExclusivePublication " + channel + " stream " + streamId +
+                " session " + sessionId + ": its position " + position + " left its log's tail " +
+                (termBeginPosition + termOffset) + " (two threads offering at once?); it goes on from the log's " +
+                "tail (" + resyncCount + " times so far). An ExclusivePublication takes one thread at a time; use " +
+                "a Publication for several.");
+        }
     }
 
     private long rotate(final long position)
@@ -386,6 +432,7 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
         {
             putRawTail(termLength);
             FrameWriter.writePaddingToTermEnd(termBuffer, termOffset, sessionId, streamId, termId);
+            termOffset = termLength; // the tail is at the term end now, also when the log cannot rotate further
         }
 
         if (termBeginPosition + termLength >= maxPossiblePosition)

@@ -854,7 +854,9 @@ public final class LogImage implements Image
      * length can neither overflow the check nor depend on Agrona's bounds checks. Below a remote bound the header
      * must also name the term offset, term, session and stream it is read at: a ring is reused every three terms, so
      * a position block moved past what was written (a faulty or hostile writer) would otherwise hand over a stale
-     * frame of three terms ago, well formed and checksummed, as new.
+     * frame of three terms ago, well formed and checksummed, as new. In a local log such a header can only be what
+     * two threads writing one exclusive publication at once left: the image stops there without closing, and reads
+     * on once the driver's unblock check has padded over it.
      */
     private boolean isFrameSound(
         final UnsafeBuffer termBuffer, final long position, final int frameOffset, final int frameLength,
@@ -870,15 +872,18 @@ public final class LogImage implements Image
         }
         if (frameLength < HEADER_LENGTH || frameLength > limitOffset - frameOffset)
         {
+            if (null == bound)
+            {
+                return false; // a local log's writers broke its rules: wait for the driver to pad over it, as below
+            }
             onCorrupt(position, frameOffset, frameLength, frameLength < HEADER_LENGTH ? "shorter than a header" :
                 "frame runs past " + (frameLength > termLength - frameOffset ? "the term end" : "the bound"));
             return false;
         }
-        if (null != bound)
+        final int termId = LogBufferDescriptor.computeTermIdFromPosition(position, positionBitsToShift, initialTermId);
+        if (!FrameWriter.isHeaderAt(termBuffer, frameOffset, sessionId, streamId, termId))
         {
-            final int termId =
-                LogBufferDescriptor.computeTermIdFromPosition(position, positionBitsToShift, initialTermId);
-            if (!FrameWriter.isHeaderAt(termBuffer, frameOffset, sessionId, streamId, termId))
+            if (null != bound)
             {
                 onCorrupt(position, frameOffset, frameLength, "its header names term " +
                     termBuffer.getInt(frameOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET) + " offset " +
@@ -886,8 +891,10 @@ public final class LogImage implements Image
                     termBuffer.getInt(frameOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET) + " stream " +
                     termBuffer.getInt(frameOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET) + ") where term " +
                     termId + " offset " + frameOffset + " was due: a stale or misplaced frame");
-                return false;
             }
+            // In a local log, two threads wrote one exclusive publication at once: wait here, on the frame chain
+            // the driver follows, until its unblock check pads over the corrupt stretch.
+            return false;
         }
         return true;
     }

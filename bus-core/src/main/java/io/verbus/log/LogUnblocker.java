@@ -47,6 +47,15 @@ public final class LogUnblocker
     /** The hole ran to the end of the term: it is padded, and the log rotated if no writer had. */
     public static final int UNBLOCKED_TO_END = 2;
 
+    /** A corrupt stretch of the log (not a hole a writer left) is padded over: see {@link #padCorrupt}. */
+    public static final int REPAIRED = 3;
+
+    /**
+     * How far behind the tail a corrupt stretch may start and still be padded, in terms: two terms back the
+     * partition is neither the one being written nor the one just finished, three back it is the active one again.
+     */
+    private static final int MAX_REPAIR_TERMS_BEHIND = 2;
+
     private LogUnblocker()
     {
     }
@@ -148,6 +157,97 @@ public final class LogUnblocker
             LogBufferDescriptor.rotateLog(metaDataBuffer, blockedTermCount, termId);
         }
         return UNBLOCKED_TO_END;
+    }
+
+    /**
+     * Whether the frame at {@code position} is one this log's writers could have committed: a length of at least a
+     * header that stays within the term, and a header naming that term offset, the term, and the log's session and
+     * stream. A writer stores every other header field before it releases the length, so a committed frame that
+     * fails this was not written by one writer at a time.
+     *
+     * @param termBuffers   the three partitions.
+     * @param initialTermId of the log.
+     * @param sessionId     of the log.
+     * @param streamId      of the log.
+     * @param position      of the frame, frame aligned.
+     * @return true when the frame's length is positive and it is sound; false for a hole or a corrupt frame.
+     */
+    public static boolean isSoundFrame(
+        final UnsafeBuffer[] termBuffers,
+        final int initialTermId,
+        final int sessionId,
+        final int streamId,
+        final long position)
+    {
+        final int termLength = termBuffers[0].capacity();
+        final int positionBitsToShift = LogBufferDescriptor.positionBitsToShift(termLength);
+        final UnsafeBuffer termBuffer = termBuffers[LogBufferDescriptor.indexByPosition(position, positionBitsToShift)];
+        final int termOffset = (int)position & (termLength - 1);
+        final int frameLength = termBuffer.getIntVolatile(termOffset);
+        return frameLength >= HEADER_LENGTH &&
+            FrameWriter.align(frameLength) <= termLength - termOffset &&
+            FrameWriter.isHeaderAt(termBuffer, termOffset, sessionId, streamId,
+                initialTermId + (int)(position >>> positionBitsToShift));
+    }
+
+    /**
+     * Pads over a corrupt stretch of the log, from {@code blockedPosition} to the tail (or to the end of the term when
+     * the tail is in a later one), with one padding frame, so that readers and the media's sender move past it. For
+     * a log that stays blocked where {@link #unblock} finds no hole to pad, or at a frame that fails
+     * {@link #isSoundFrame}: never the case in a log whose writers keep to its rules, but what two threads offering
+     * on one exclusive publication at once leave behind (interleaved frames, a frame over another's payload, lengths
+     * that overrun). The frames in the stretch are lost, which they are already; the publication goes on from the
+     * tail instead of staying blocked for good.
+     * <p>
+     * Only bytes below the tail are written, where a writer that keeps to the rules never writes again; the length
+     * word is stored last with release semantics, so a reader that sees it sees a sound padding header.
+     *
+     * @param termBuffers      the three partitions.
+     * @param metaDataBuffer   the log metadata (for the session and stream).
+     * @param initialTermId    of the log.
+     * @param blockedPosition  where the committed frames stop, frame aligned.
+     * @param producerPosition the tail, read before the call.
+     * @return the bytes padded, 0 when nothing could be (the stretch is empty, or too far behind the tail).
+     */
+    public static int padCorrupt(
+        final UnsafeBuffer[] termBuffers,
+        final UnsafeBuffer metaDataBuffer,
+        final int initialTermId,
+        final long blockedPosition,
+        final long producerPosition)
+    {
+        final int termLength = termBuffers[0].capacity();
+        final int positionBitsToShift = LogBufferDescriptor.positionBitsToShift(termLength);
+        final long blockedTermCount = blockedPosition >>> positionBitsToShift;
+        final long producerTermCount = producerPosition >>> positionBitsToShift;
+        final int blockedOffset = (int)blockedPosition & (termLength - 1);
+        if (0 != (blockedOffset & (FrameDescriptor.FRAME_ALIGNMENT - 1)) ||
+            producerPosition <= blockedPosition ||
+            producerTermCount - blockedTermCount > MAX_REPAIR_TERMS_BEHIND)
+        {
+            return 0;
+        }
+
+        final int endOffset = producerTermCount > blockedTermCount ?
+            termLength : (int)producerPosition & (termLength - 1);
+        final int paddingLength = endOffset - blockedOffset;
+        if (paddingLength < HEADER_LENGTH)
+        {
+            return 0;
+        }
+
+        final UnsafeBuffer termBuffer = termBuffers[LogBufferDescriptor.indexByTermCount(blockedTermCount)];
+        final UnsafeBuffer defaultHeader = LogBufferDescriptor.defaultFrameHeader(metaDataBuffer);
+        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET, blockedOffset);
+        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET,
+            defaultHeader.getInt(DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET));
+        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET,
+            defaultHeader.getInt(DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET));
+        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET,
+            initialTermId + (int)blockedTermCount);
+        termBuffer.putLongRelease(blockedOffset,
+            FrameWriter.firstHeaderWord(paddingLength, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_PAD));
+        return paddingLength;
     }
 
     /**

@@ -320,6 +320,44 @@ class BoundedImageTest
     }
 
     @Test
+    void shouldWaitAtACorruptFrameInALocalLogUntilItIsPaddedOver()
+    {
+        try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))
+        {
+            final ExclusiveLogPublication publication = log.exclusive();
+            final UnsafeBuffer message = new UnsafeBuffer(new byte[32]);
+            final long first = publication.offer(message, 0, 32);
+            final UnsafeBuffer term = log.logBuffers.termBuffers()[0];
+            for (final int corruptLength : new int[]{ 200, 12, TERM_LENGTH })
+            {
+                // What a second thread on the exclusive publication leaves: a length over someone else's payload.
+                term.putInt((int)first + 8, 77);
+                term.putIntRelease((int)first, corruptLength);
+                final UnsafeBufferPosition position = new UnsafeBufferPosition(
+                    (UnsafeBuffer)log.countersManager.valuesBuffer(),
+                    log.countersManager.allocate("s" + corruptLength),
+                    log.countersManager);
+                final LogImage image = new LogImage(1, LogFixture.SESSION_ID, LogFixture.STREAM_ID,
+                    LogFixture.INITIAL_TERM_ID, log.logBuffers.termBuffers(), position, null, "ipc", errors::add,
+                    corrupted::add);
+                final int[] delivered = {0};
+                assertEquals(1, image.poll((b, o, l, h) -> delivered[0]++, 10));
+                assertEquals(0, image.poll((b, o, l, h) -> delivered[0]++, 10), "length " + corruptLength);
+                assertEquals(first, image.position(), "it waits at the corrupt frame");
+                assertFalse(image.isClosed(), "a local image stays: the driver pads over the frame");
+                assertTrue(errors.isEmpty());
+
+                LogUnblocker.padCorrupt(log.logBuffers.termBuffers(), log.logBuffers.metaDataBuffer(),
+                    LogFixture.INITIAL_TERM_ID, first, first + 256);
+                assertEquals(0, image.poll((b, o, l, h) -> delivered[0]++, 10));
+                assertEquals(first + 256, image.position(), "and reads on past the padding");
+                assertEquals(1, delivered[0]);
+                term.setMemory((int)first, 256, (byte)0);
+            }
+        }
+    }
+
+    @Test
     void shouldHandAHandlerExceptionToTheErrorHandlerAndCountTheFragmentAsConsumed()
     {
         try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))

@@ -116,6 +116,59 @@ class LogUnblockerTest
         assertEquals(1, LogBufferDescriptor.activeTermCount(metaData));
     }
 
+    @Test
+    void shouldTellASoundFrameFromOneWrittenOverAnothersPayload()
+    {
+        commit(0, 64);
+        term.putInt(64, 200); // a second writer's payload where a header is due: a length, but no header
+        term.putInt(64 + 8, 12345);
+        tail(64 + 256);
+
+        assertEquals(true, LogUnblocker.isSoundFrame(log.termBuffers(), INITIAL_TERM_ID, SESSION_ID, STREAM_ID, 0));
+        assertEquals(false, LogUnblocker.isSoundFrame(log.termBuffers(), INITIAL_TERM_ID, SESSION_ID, STREAM_ID, 64));
+        assertEquals(false, LogUnblocker.isSoundFrame(log.termBuffers(), INITIAL_TERM_ID, SESSION_ID, STREAM_ID, 320),
+            "a hole is not a sound frame");
+        assertEquals(LogUnblocker.NO_ACTION, unblock(64), "not a hole: the unblocker leaves it");
+    }
+
+    @Test
+    void shouldPadACorruptStretchToTheTailWithOneSoundPaddingFrame()
+    {
+        commit(0, 64);
+        term.putInt(64, 200);
+        commit(352, 64); // a sound frame inside the stretch is padded over too: the stretch ends at the tail
+        tail(512);
+
+        assertEquals(512 - 64, LogUnblocker.padCorrupt(log.termBuffers(), metaData, INITIAL_TERM_ID, 64, 512));
+        assertEquals(512 - 64, term.getInt(64));
+        assertEquals(HeaderFlyweight.HDR_TYPE_PAD, term.getShort(64 + HeaderFlyweight.TYPE_FIELD_OFFSET));
+        assertEquals(true, LogUnblocker.isSoundFrame(log.termBuffers(), INITIAL_TERM_ID, SESSION_ID, STREAM_ID, 64));
+        assertEquals(64, term.getInt(0), "the frame before is untouched");
+    }
+
+    @Test
+    void shouldPadACorruptStretchToTheTermEndWhenTheTailIsInTheNextTerm()
+    {
+        term.putInt(128, 100);
+
+        assertEquals(TERM_LENGTH - 128,
+            LogUnblocker.padCorrupt(log.termBuffers(), metaData, INITIAL_TERM_ID, 128, TERM_LENGTH + 256));
+        assertEquals(TERM_LENGTH - 128, term.getInt(128));
+        assertEquals(INITIAL_TERM_ID, term.getInt(128 + io.aeron.protocol.DataHeaderFlyweight.TERM_ID_FIELD_OFFSET),
+            "the padding names its term");
+    }
+
+    @Test
+    void shouldNotPadAStretchThreeTermsBehindTheTailWhosePartitionIsInUseAgain()
+    {
+        term.putInt(128, 100);
+
+        assertEquals(0, LogUnblocker.padCorrupt(log.termBuffers(), metaData, INITIAL_TERM_ID, 128, 3L * TERM_LENGTH));
+        assertEquals(100, term.getInt(128));
+        assertEquals(0, LogUnblocker.padCorrupt(log.termBuffers(), metaData, INITIAL_TERM_ID, 128, 128),
+            "nothing below the tail");
+    }
+
     private int unblock(final long position)
     {
         return LogUnblocker.unblock(log.termBuffers(), metaData, INITIAL_TERM_ID, position);

@@ -6,6 +6,7 @@ import io.verbus.fabric.PostResult;
 import io.verbus.fabric.SendFlags;
 import io.verbus.fabric.WorkCompletion;
 import io.verbus.fabric.WorkRequestBatch;
+import io.verbus.log.FrameWriter;
 import io.verbus.media.MediaSender;
 import io.verbus.media.PublicationLog;
 import io.verbus.media.rdma.protocol.ConnectFlyweight;
@@ -18,6 +19,8 @@ import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.concurrent.TimeUnit;
+
+import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
 
 /**
  * The publication side of an {@code rdma:} channel. Each duty cycle it first finds the frames committed since the
@@ -54,6 +57,9 @@ public final class RdmaSender implements MediaSender
     private final long logAddress;
     private final int termLength;
     private final int positionBitsToShift;
+    private final int initialTermId;
+    private final int sessionId;
+    private final int streamId;
     private final int windowLength;
     private final long maxMessageLength;
     private final ManyToOneConcurrentArrayQueue<SubscriberConnection> newConnections =
@@ -92,6 +98,9 @@ public final class RdmaSender implements MediaSender
         this.termBuffers = log.logBuffers().termBuffers();
         this.termLength = log.termLength();
         this.positionBitsToShift = log.positionBitsToShift();
+        this.initialTermId = log.initialTermId();
+        this.sessionId = log.sessionId();
+        this.streamId = log.streamId();
         this.windowLength = params.windowLength(termLength);
 
         final String providerName = RdmaChannelParams.Provider.AUTO == params.provider() ?
@@ -358,7 +367,11 @@ public final class RdmaSender implements MediaSender
         return 1;
     }
 
-    /** Advance over the log's committed frames: a frame counts once its length is stored (acquire). */
+    /**
+     * Advance over the log's committed frames: a frame counts once its length is stored (acquire) and its header
+     * names where it is. A frame that does not is never sent: the log was written by two threads at once, and the
+     * driver's unblock check pads over it (and says so) after its timeout.
+     */
     private int scan()
     {
         final long producerPosition = log.producerPosition();
@@ -369,18 +382,14 @@ public final class RdmaSender implements MediaSender
             final UnsafeBuffer term = termBuffers[(int)((position >>> positionBitsToShift) % 3)];
             final int termOffset = (int)(position & (termLength - 1));
             final int frameLength = term.getIntVolatile(termOffset);
-            if (frameLength <= 0)
+            if (frameLength < HEADER_LENGTH ||
+                BitUtil.align(frameLength, FrameDescriptor.FRAME_ALIGNMENT) > termLength - termOffset ||
+                !FrameWriter.isHeaderAt(term, termOffset, sessionId, streamId,
+                    initialTermId + (int)(position >>> positionBitsToShift)))
             {
                 break;
             }
-            final int alignedLength = BitUtil.align(frameLength, FrameDescriptor.FRAME_ALIGNMENT);
-            if (alignedLength > termLength - termOffset)
-            {
-                errorHandler.onError(new IllegalStateException("rdma sender: frame of " + frameLength +
-                    " bytes at term offset " + termOffset + " overruns the term; stream " + log.streamId()));
-                break;
-            }
-            position += alignedLength;
+            position += BitUtil.align(frameLength, FrameDescriptor.FRAME_ALIGNMENT);
             frames++;
         }
         if (frames > 0)
