@@ -201,7 +201,7 @@ final class ClientConductor implements VerbusBackend, Agent
             {
                 final LogBuffers logBuffers = lingering.pollFirst().logBuffers();
                 mapped.remove(logBuffers);
-                logBuffers.close();
+                logBuffers.retire(); // a claim the application still holds must not fault the JVM
                 work++;
             }
             return work;

@@ -1090,6 +1090,8 @@ final class VerbusDriver implements VerbusBackend
         {
             synchronized (lock)
             {
+                // A BufferClaim or Header the application still holds may point into this log.
+                logBuffers.retire();
                 closeAll(allocated);
             }
         }

@@ -33,6 +33,22 @@ public final class UseAfterCloseMain
             throw new IllegalStateException("claim failed");
         }
 
+        // A claim held past its publication's close and linger, while Verbus runs on: its log is retired then.
+        final Subscription retiredSubscription = verbus.addSubscription("ipc", 4);
+        final Publication retired = verbus.addExclusivePublication("ipc", 4);
+        TestSupport.await("retired connected", retired::isConnected);
+        final BufferClaim retiredClaim = new BufferClaim();
+        TestSupport.await("retired claim", () -> retired.tryClaim(100, retiredClaim) > 0);
+        retired.close();
+        retiredSubscription.close();
+        sleepMs(1_000); // five times the test context's linger
+        step("claim after its publication's linger", () ->
+        {
+            retiredClaim.buffer().putLong(retiredClaim.offset(), 42);
+            retiredClaim.commit();
+            return "written and committed";
+        });
+
         verbus.close();
 
         step("claim", () ->
@@ -53,6 +69,18 @@ public final class UseAfterCloseMain
         step("subscription.isClosed", () -> String.valueOf(subscription.isClosed()));
         step("verbus.invoke", () -> String.valueOf(verbus.invoke()));
         System.out.println("DONE");
+    }
+
+    private static void sleepMs(final long millis)
+    {
+        try
+        {
+            Thread.sleep(millis);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void step(final String name, final java.util.concurrent.Callable<String> action)

@@ -26,6 +26,7 @@ class UseAfterCloseTest
             TestSupport.childJava(UseAfterCloseMain.class, tempDir.toString()), 60_000);
         final String output = result.output();
         assertEquals(0, result.exitCode(), output);
+        assertTrue(output.contains("STEP claim after its publication's linger: written and committed"), output);
         assertTrue(output.contains("STEP claim: written and committed"), output);
         assertTrue(output.contains("STEP stale countersReader: value 0"), output);
         assertTrue(output.contains("STEP countersReader(): IllegalStateException"), output);

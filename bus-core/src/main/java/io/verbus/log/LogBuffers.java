@@ -199,6 +199,20 @@ public final class LogBuffers implements AutoCloseable
         }
     }
 
+    /**
+     * Retires a log after its linger: quarantined while the process has quarantines left
+     * ({@link io.verbus.memory.QuarantinedMemory#reserveRuntimeQuarantine()}), so a claim still held writes into
+     * private memory; else unmapped, as Aeron does.
+     */
+    public void retire()
+    {
+        if (null != region && io.verbus.memory.QuarantinedMemory.reserveRuntimeQuarantine())
+        {
+            region.quarantine();
+        }
+        close();
+    }
+
     /** Unmaps the memory if this object owns it. No thread may read the buffers afterwards. */
     public void close()
     {

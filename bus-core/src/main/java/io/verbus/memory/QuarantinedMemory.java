@@ -26,8 +26,40 @@ public final class QuarantinedMemory
     private static final int MAP_ANONYMOUS = 0x20;
     private static final int MAP_NORESERVE = 0x4000;
 
+    /**
+     * Regions a process quarantines while it runs (logs retired after their linger, see
+     * {@link #reserveRuntimeQuarantine()}): each keeps its address range and one kernel mapping, so past this many,
+     * well below Linux's default of 65,530 mappings per process, they are unmapped as in Aeron.
+     */
+    public static final int MAX_RUNTIME_QUARANTINES = 4096;
+
+    private static final java.util.concurrent.atomic.AtomicInteger RUNTIME_QUARANTINES =
+        new java.util.concurrent.atomic.AtomicInteger();
+
     private QuarantinedMemory()
     {
+    }
+
+    /**
+     * Takes one of the process's {@link #MAX_RUNTIME_QUARANTINES}: a log retired while Verbus runs is quarantined
+     * rather than unmapped while there are any left, so a {@code BufferClaim} or {@code Header} the application still
+     * holds writes into private memory instead of killing the JVM with SIGSEGV.
+     *
+     * @return true when the caller may quarantine one more region.
+     */
+    public static boolean reserveRuntimeQuarantine()
+    {
+        int used;
+        do
+        {
+            used = RUNTIME_QUARANTINES.get();
+            if (used >= MAX_RUNTIME_QUARANTINES)
+            {
+                return false;
+            }
+        }
+        while (!RUNTIME_QUARANTINES.compareAndSet(used, used + 1));
+        return true;
     }
 
     /**
