@@ -234,12 +234,20 @@ final class ControlListener implements AutoCloseable
     {
         if (pending.size() >= maxPendingHandshakes)
         {
-            // Full of handshakes in progress (most likely slow or silent clients): refuse this one at once rather
-            // than queue it behind them; a real subscriber retries with back-off and gets a slot as they expire.
+            // Full of handshakes in progress, most likely slow or silent clients: the oldest makes room (its own
+            // thread reports it, as EVICTED). A real subscriber completes its handshake in milliseconds, so slow
+            // or stalled connections no longer keep it out for their whole deadline, as refusing newcomers did
+            // (about 10 s in an attacker's check).
+            evictOldest();
+        }
+        if (pending.size() >= 2 * maxPendingHandshakes)
+        {
+            // Evicted handshakes whose threads have not yet let go, on top of a full table: refuse this one at
+            // once, which bounds the threads serving handshakes.
             final String peer = String.valueOf(socket.getRemoteSocketAddress());
             ControlThreads.closeQuietly(socket);
             onRejected("TOO_MANY_PENDING", "rdma endpoint " + key + ": refused connection from " + peer + ": " +
-                maxPendingHandshakes + " handshakes already in progress (" + MAX_PENDING_HANDSHAKES_PROP_NAME +
+                2 * maxPendingHandshakes + " handshakes in progress or closing (" + MAX_PENDING_HANDSHAKES_PROP_NAME +
                 "); nothing registered for it");
             return;
         }
@@ -259,6 +267,20 @@ final class ControlListener implements AutoCloseable
             handshake.finish();
             ControlThreads.closeQuietly(socket);
         }
+    }
+
+    /** @return true when the oldest live handshake was closed to make room. */
+    private boolean evictOldest()
+    {
+        PendingHandshake oldest = null;
+        for (final PendingHandshake handshake : pending)
+        {
+            if (handshake.isLive() && (null == oldest || handshake.deadlineNs() - oldest.deadlineNs() < 0))
+            {
+                oldest = handshake;
+            }
+        }
+        return null != oldest && oldest.evict();
     }
 
     private void expireOverdueHandshakes()
@@ -304,7 +326,8 @@ final class ControlListener implements AutoCloseable
         {
             onRejected(ex.reason().name(), "rdma endpoint " + key + ": rejected handshake from " +
                 socket.getRemoteSocketAddress() + ": " + describe(ex, handshake) + "; nothing registered for it");
-            if (null != transport && ex.reason() != HandshakeException.Reason.CLOSED && !handshake.isExpired())
+            if (null != transport && ex.reason() != HandshakeException.Reason.CLOSED && !handshake.isExpired() &&
+                !handshake.isEvicted())
             {
                 try
                 {
@@ -338,6 +361,11 @@ final class ControlListener implements AutoCloseable
     /** @return the failure, or that the endpoint's deadline closed the connection if that is what happened. */
     String describe(final HandshakeException ex, final PendingHandshake handshake)
     {
+        if (handshake.isEvicted())
+        {
+            return "EVICTED: the oldest of " + maxPendingHandshakes + " handshakes in progress when another " +
+                "connection came";
+        }
         return handshake.isExpired() ?
             "TIMEOUT: the handshake did not complete within " + handshakeDeadlineMs + " ms" : ex.getMessage();
     }

@@ -15,6 +15,7 @@ final class PendingHandshake
     private final java.util.Set<PendingHandshake> slots;
     private volatile boolean finished;
     private volatile boolean expired;
+    private volatile boolean evicted;
 
     /**
      * @param slots the endpoint's pending handshakes: this one is added now and removes itself when finished.
@@ -50,6 +51,47 @@ final class PendingHandshake
             return false;
         }
         expired = true;
+        closeSocket();
+        return true;
+    }
+
+    /**
+     * Closes the connection now, to make room for a newer one: the endpoint is full and this is its oldest
+     * handshake. Its handshake thread then fails on the closed socket and reports the rejection.
+     *
+     * @return true when it was closed now (it was neither finished nor closed already).
+     */
+    boolean evict()
+    {
+        if (finished || expired || evicted)
+        {
+            return false;
+        }
+        evicted = true;
+        closeSocket();
+        return true;
+    }
+
+    /** @return true when it is still in its handshake and neither expired nor evicted. */
+    boolean isLive()
+    {
+        return !finished && !expired && !evicted;
+    }
+
+    /** @return the deadline, which orders handshakes by age: all get the same time. */
+    long deadlineNs()
+    {
+        return deadlineNs;
+    }
+
+    /** @return true when the endpoint closed it to make room for a newer connection. */
+    boolean isEvicted()
+    {
+        return evicted;
+    }
+
+    private void closeSocket()
+    {
         try
         {
             socket.close();
@@ -58,7 +100,6 @@ final class PendingHandshake
         {
             // closing anyway
         }
-        return true;
     }
 
     /** @return true when the endpoint closed it at its deadline. */

@@ -138,6 +138,53 @@ class RdmaControlPortAttackTest
         assertEquals(rejected[0], RdmaHandshakeOverTcpTest.loggedRejections(records), "the log accounts for all");
     }
 
+    /**
+     * Connections that send a whole HELLO and then stall hold a handshake slot until their CHALLENGE step times out
+     * (20 s here). With more of them than slots, refusing newcomers kept a legitimate subscriber out that long (an
+     * attacker's check saw about 10 s with dribbling ones); evicting the oldest lets it in at once.
+     */
+    @Test
+    void shouldEvictTheOldestStalledHandshakeToAdmitALegitimateSubscriber() throws Exception
+    {
+        final List<SocketChannel> stalled = new ArrayList<>();
+        try (RdmaRig rig = new RdmaRig(dir, "shm", 64 * 1024, null, "heartbeat", "20ms", "timeout", "20s"))
+        {
+            final InetSocketAddress address = new InetSocketAddress("127.0.0.1", rig.sender.controlPort());
+            final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(HelloFlyweight.LENGTH);
+            new HelloFlyweight().wrap(buffer, 0).writeHeader()
+                .minVersion(HandshakeHeader.VERSION).maxVersion(HandshakeHeader.VERSION)
+                .streamId(RdmaRig.STREAM_ID).flags(0).groupTag(0).clientNonce(new byte[32]);
+            final byte[] hello = new byte[HelloFlyweight.LENGTH];
+            buffer.getBytes(0, hello);
+            final int stalledCount = ControlListener.MAX_PENDING_HANDSHAKES_DEFAULT + 16;
+            for (int i = 0; i < stalledCount; i++)
+            {
+                final SocketChannel channel = SocketChannel.open(address);
+                channel.write(ByteBuffer.wrap(hello)); // then never answer the CHALLENGE
+                stalled.add(channel);
+            }
+            final long settleNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
+            while (System.nanoTime() < settleNs)
+            {
+                if (0 == rig.dutyCycle())
+                {
+                    RdmaRig.sleepMicros(500);
+                }
+            }
+
+            final RdmaRig.Subscriber legit = rig.addSubscriber();
+            rig.awaitCondition("the legitimate subscriber gets in while the stalled handshakes hold every slot",
+                10_000, () -> null != legit.image());
+        }
+        finally
+        {
+            for (final SocketChannel channel : stalled)
+            {
+                channel.close();
+            }
+        }
+    }
+
     @Test
     void shouldBackOffAndLogALittleWhenAcceptFailsForWantOfFileDescriptors() throws Exception
     {
