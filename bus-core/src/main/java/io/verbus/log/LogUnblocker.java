@@ -134,13 +134,7 @@ public final class LogUnblocker
         }
 
         // The fields after the first word carry the same values whoever writes them, so plain stores are enough.
-        final UnsafeBuffer defaultHeader = LogBufferDescriptor.defaultFrameHeader(metaDataBuffer);
-        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET, blockedOffset);
-        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET,
-            defaultHeader.getInt(DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET));
-        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET,
-            defaultHeader.getInt(DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET));
-        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET, termId);
+        writeHeaderAfterFirstWord(termBuffer, blockedOffset, metaDataBuffer, termId);
         final long paddingWord =
             FrameWriter.firstHeaderWord(paddingLength, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_PAD);
         if (!termBuffer.compareAndSetLong(blockedOffset, expectedWord, paddingWord))
@@ -237,17 +231,23 @@ public final class LogUnblocker
         }
 
         final UnsafeBuffer termBuffer = termBuffers[LogBufferDescriptor.indexByTermCount(blockedTermCount)];
-        final UnsafeBuffer defaultHeader = LogBufferDescriptor.defaultFrameHeader(metaDataBuffer);
-        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET, blockedOffset);
-        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET,
-            defaultHeader.getInt(DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET));
-        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET,
-            defaultHeader.getInt(DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET));
-        termBuffer.putInt(blockedOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET,
-            initialTermId + (int)blockedTermCount);
+        writeHeaderAfterFirstWord(termBuffer, blockedOffset, metaDataBuffer, initialTermId + (int)blockedTermCount);
         termBuffer.putLongRelease(blockedOffset,
             FrameWriter.firstHeaderWord(paddingLength, FrameDescriptor.UNFRAGMENTED, HeaderFlyweight.HDR_TYPE_PAD));
         return paddingLength;
+    }
+
+    /** The header fields a padding frame names its place with: term offset, session, stream and term. */
+    private static void writeHeaderAfterFirstWord(
+        final UnsafeBuffer termBuffer, final int termOffset, final UnsafeBuffer metaDataBuffer, final int termId)
+    {
+        final UnsafeBuffer defaultHeader = LogBufferDescriptor.defaultFrameHeader(metaDataBuffer);
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.TERM_OFFSET_FIELD_OFFSET, termOffset);
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET,
+            defaultHeader.getInt(DataHeaderFlyweight.SESSION_ID_FIELD_OFFSET));
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET,
+            defaultHeader.getInt(DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET));
+        termBuffer.putInt(termOffset + DataHeaderFlyweight.TERM_ID_FIELD_OFFSET, termId);
     }
 
     /**

@@ -3,6 +3,7 @@ package io.verbus.log;
 import io.aeron.logbuffer.ControlledFragmentHandler;
 import io.aeron.protocol.DataHeaderFlyweight;
 import io.verbus.media.CounterBound;
+import io.verbus.media.ImageBound;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.UnsafeBufferPosition;
 import org.junit.jupiter.api.Test;
@@ -51,10 +52,17 @@ class BoundedImageTest
 
     private LogImage boundedImage(final LogFixture log)
     {
+        return image(log, bound);
+    }
+
+    /** @return an image of the fixture's log, bounded by {@code imageBound}, or local (unbounded) when null. */
+    private LogImage image(final LogFixture log, final ImageBound imageBound)
+    {
         final UnsafeBufferPosition position = new UnsafeBufferPosition(
             (UnsafeBuffer)log.countersManager.valuesBuffer(), log.countersManager.allocate("sub"), log.countersManager);
         return new LogImage(9, LogFixture.SESSION_ID, LogFixture.STREAM_ID, LogFixture.INITIAL_TERM_ID,
-            log.logBuffers.termBuffers(), position, bound, "remote", errors::add, corrupted::add);
+            log.logBuffers.termBuffers(), position, imageBound, null == imageBound ? "ipc" : "remote", errors::add,
+            corrupted::add);
     }
 
     @Test
@@ -333,13 +341,7 @@ class BoundedImageTest
                 // What a second thread on the exclusive publication leaves: a length over someone else's payload.
                 term.putInt((int)first + 8, 77);
                 term.putIntRelease((int)first, corruptLength);
-                final UnsafeBufferPosition position = new UnsafeBufferPosition(
-                    (UnsafeBuffer)log.countersManager.valuesBuffer(),
-                    log.countersManager.allocate("s" + corruptLength),
-                    log.countersManager);
-                final LogImage image = new LogImage(1, LogFixture.SESSION_ID, LogFixture.STREAM_ID,
-                    LogFixture.INITIAL_TERM_ID, log.logBuffers.termBuffers(), position, null, "ipc", errors::add,
-                    corrupted::add);
+                final LogImage image = image(log, null);
                 final int[] delivered = {0};
                 assertEquals(1, image.poll((b, o, l, h) -> delivered[0]++, 10));
                 assertEquals(0, image.poll((b, o, l, h) -> delivered[0]++, 10), "length " + corruptLength);

@@ -56,12 +56,7 @@ class RdmaControlPortAttackTest
             RdmaRig rig = new RdmaRig(dir, "shm", 64 * 1024, null, "heartbeat", "20ms", "timeout", "2s"))
         {
             final InetSocketAddress address = new InetSocketAddress("127.0.0.1", rig.sender.controlPort());
-            final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(HelloFlyweight.LENGTH);
-            new HelloFlyweight().wrap(buffer, 0).writeHeader()
-                .minVersion(HandshakeHeader.VERSION).maxVersion(HandshakeHeader.VERSION)
-                .streamId(RdmaRig.STREAM_ID).flags(0).groupTag(0).clientNonce(new byte[32]);
-            final byte[] hello = new byte[HelloFlyweight.LENGTH];
-            buffer.getBytes(0, hello);
+            final byte[] hello = hello();
             for (int i = 0; i < DRIBBLERS; i++)
             {
                 final SocketChannel channel = SocketChannel.open(address);
@@ -150,12 +145,7 @@ class RdmaControlPortAttackTest
         try (RdmaRig rig = new RdmaRig(dir, "shm", 64 * 1024, null, "heartbeat", "20ms", "timeout", "20s"))
         {
             final InetSocketAddress address = new InetSocketAddress("127.0.0.1", rig.sender.controlPort());
-            final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(HelloFlyweight.LENGTH);
-            new HelloFlyweight().wrap(buffer, 0).writeHeader()
-                .minVersion(HandshakeHeader.VERSION).maxVersion(HandshakeHeader.VERSION)
-                .streamId(RdmaRig.STREAM_ID).flags(0).groupTag(0).clientNonce(new byte[32]);
-            final byte[] hello = new byte[HelloFlyweight.LENGTH];
-            buffer.getBytes(0, hello);
+            final byte[] hello = hello();
             final int stalledCount = ControlListener.MAX_PENDING_HANDSHAKES_DEFAULT + 16;
             for (int i = 0; i < stalledCount; i++)
             {
@@ -183,6 +173,18 @@ class RdmaControlPortAttackTest
                 channel.close();
             }
         }
+    }
+
+    /** @return a well-formed HELLO for the rig's stream, with a zero client nonce. */
+    private static byte[] hello()
+    {
+        final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(HelloFlyweight.LENGTH);
+        new HelloFlyweight().wrap(buffer, 0).writeHeader()
+            .minVersion(HandshakeHeader.VERSION).maxVersion(HandshakeHeader.VERSION)
+            .streamId(RdmaRig.STREAM_ID).flags(0).groupTag(0).clientNonce(new byte[32]);
+        final byte[] hello = new byte[HelloFlyweight.LENGTH];
+        buffer.getBytes(0, hello);
+        return hello;
     }
 
     @Test

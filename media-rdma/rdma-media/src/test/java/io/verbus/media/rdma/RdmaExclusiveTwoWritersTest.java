@@ -5,9 +5,8 @@ import io.verbus.Subscription;
 import io.verbus.ThreadingMode;
 import io.verbus.Verbus;
 import org.agrona.concurrent.UnsafeBuffer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -29,6 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * unblock check pads over the corrupt stretch; after the race, one writer's messages flow again, in order.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@ExtendWith(RdmaTestProperties.class)
 class RdmaExclusiveTwoWritersTest
 {
     private static final long MARKER = 0x5EC0_4D5E_0000_0000L;
@@ -38,39 +38,7 @@ class RdmaExclusiveTwoWritersTest
     private static final long RECOVERY_BUDGET_NS = TimeUnit.SECONDS.toNanos(40);
 
     @TempDir
-    static Path fabricDir;
-
-    @TempDir
     Path dir;
-
-    private static String previousSecret;
-    private static String previousShmDir;
-
-    @BeforeAll
-    static void configure()
-    {
-        previousSecret = System.setProperty(RdmaSecret.SECRET_PROP_NAME, "verbus-two-writers-secret-0123456789");
-        previousShmDir = System.setProperty(io.verbus.fabric.FabricContext.SHM_DIR_PROP_NAME, fabricDir.toString());
-    }
-
-    @AfterAll
-    static void restore()
-    {
-        restore(RdmaSecret.SECRET_PROP_NAME, previousSecret);
-        restore(io.verbus.fabric.FabricContext.SHM_DIR_PROP_NAME, previousShmDir);
-    }
-
-    private static void restore(final String name, final String value)
-    {
-        if (null == value)
-        {
-            System.clearProperty(name);
-        }
-        else
-        {
-            System.setProperty(name, value);
-        }
-    }
 
     @ParameterizedTest
     @ValueSource(strings = { "ipc", "shm", "tcp" })
