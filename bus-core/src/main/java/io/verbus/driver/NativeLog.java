@@ -36,8 +36,8 @@ public final class NativeLog
     private long lastCommittedPosition;
     private long committedStuckSinceNs;
     private long stuckTailPosition;
-    private long lastMinSubscriberPosition = -1;
-    private long minSubscriberStuckSinceNs;
+    private long lastReaderPosition = -1;
+    private long readerStuckSinceNs;
     private int failedUnblocks;
     private int lastUnblockCount;
     private int lastUnblockResult = LogUnblocker.NO_ACTION;
@@ -271,32 +271,40 @@ public final class NativeLog
         final long producerPosition = publicationLog.producerPosition();
         long position = committedPosition;
         final Position[] positions = subscriberPositions;
+        // The slowest reader of the log: for ipc the slowest subscriber, for a media's log the media's own scan.
+        long readerPosition = -1;
         if (ipc && positions.length > 0)
         {
-            long minSubscriberPosition = producerPosition;
+            readerPosition = producerPosition;
             for (final Position subscriberPosition : positions)
             {
-                minSubscriberPosition = Math.min(minSubscriberPosition, subscriberPosition.getVolatile());
+                readerPosition = Math.min(readerPosition, subscriberPosition.getVolatile());
             }
-            if (minSubscriberPosition != lastMinSubscriberPosition)
+        }
+        else if (!ipc)
+        {
+            readerPosition = Math.min(publicationLog.mediaScanPosition(), producerPosition);
+        }
+        if (readerPosition >= 0)
+        {
+            if (readerPosition != lastReaderPosition)
             {
-                lastMinSubscriberPosition = minSubscriberPosition;
-                minSubscriberStuckSinceNs = nowNs;
+                lastReaderPosition = readerPosition;
+                readerStuckSinceNs = nowNs;
             }
-            else if (minSubscriberPosition < position && nowNs - minSubscriberStuckSinceNs >= unblockTimeoutNs)
+            else if (readerPosition < position && nowNs - readerStuckSinceNs >= unblockTimeoutNs)
             {
                 // The slowest reader has waited a whole timeout behind frames already followed: two writers
                 // rewrote them after that. Follow again from the reader, and unblock at once where it waits.
-                minSubscriberStuckSinceNs = nowNs;
+                readerStuckSinceNs = nowNs;
                 stuckTailPosition = position;
-                position = minSubscriberPosition;
+                position = readerPosition;
                 committedPosition = position;
                 lastCommittedPosition = position;
                 committedStuckSinceNs = nowNs - unblockTimeoutNs;
             }
-            position = Math.max(position, minSubscriberPosition);
+            position = Math.max(position, readerPosition);
         }
-        position = Math.max(position, Math.min(publicationLog.mediaScanPosition(), producerPosition));
         position = followCommittedFrames(position, producerPosition);
         committedPosition = position;
 
@@ -366,6 +374,13 @@ public final class NativeLog
         failedUnblocks = 0;
         lastRepairedBytes = LogUnblocker.padCorrupt(
             termBuffers, logBuffers.metaDataBuffer(), publicationLog.initialTermId(), position, producerPosition);
+        if (0 == lastRepairedBytes &&
+            LogUnblocker.rewindTail(logBuffers.metaDataBuffer(), publicationLog.initialTermId(), termLength, position,
+                producerPosition))
+        {
+            lastRepairedBytes = (int)Math.min(Integer.MAX_VALUE, producerPosition - position);
+            return LogUnblocker.REPAIRED;
+        }
         return 0 == lastRepairedBytes ? LogUnblocker.NO_ACTION : LogUnblocker.REPAIRED;
     }
 

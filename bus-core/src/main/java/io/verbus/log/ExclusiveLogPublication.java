@@ -39,6 +39,8 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
     private final DirectSendHandOff directSender;
     /** True when a claim's commit sends it; else the next call sends what was committed (the fallback). */
     private final boolean sendOnCommit;
+    /** How far past the limit a single writer's rotation can put the next term's start: one framed message. */
+    private final int maxRotationPastLimit;
     private int termCount;
     private int termId;
     private int termOffset;
@@ -61,6 +63,7 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
         super(channel, publicationLog, backPressureEvents, closeListener);
         this.directSender = directSender;
         this.sendOnCommit = null != directSender && ClaimCommitSignal.isAvailable();
+        this.maxRotationPastLimit = FrameWriter.framedLength(maxMessageLength, maxPayloadLength);
         termCount = LogBufferDescriptor.activeTermCount(metaDataBuffer);
         partitionIndex = LogBufferDescriptor.indexByTermCount(termCount);
         final long rawTail = LogBufferDescriptor.rawTailVolatile(metaDataBuffer, partitionIndex);
@@ -427,6 +430,13 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
 
     private long rotate(final long position)
     {
+        if (termBeginPosition + termLength - publisherLimit.getVolatile() > maxRotationPastLimit)
+        {
+            // A single writer rotates only from below its limit, so the next term starts at most one message past
+            // it. Two threads offering at once each rotate from the other's fields and skip whole terms, ending in
+            // a partition the subscribers have not read yet, which no padding can repair: refuse the rotation.
+            return blocked(position, 0);
+        }
         final UnsafeBuffer termBuffer = termBuffers[partitionIndex];
         if (termOffset < termLength)
         {

@@ -237,6 +237,43 @@ public final class LogUnblocker
         return paddingLength;
     }
 
+    /**
+     * Moves the log's tail back to {@code blockedPosition} when the tail has run more than
+     * {@link #MAX_REPAIR_TERMS_BEHIND} terms ahead of it: past the point where padding can help, as the partition
+     * the readers wait in is being written again. Only threads racing on one exclusive publication get there (each
+     * rotating from the other's fields skips terms). The exclusive writer, blocked at its limit, finds the log's
+     * tail off its own on its next offer and goes on from here, over what the race left; readers read only what it
+     * writes from then on.
+     *
+     * @param metaDataBuffer   the log metadata (tails, active term count).
+     * @param initialTermId    of the log.
+     * @param termLength       of the log.
+     * @param blockedPosition  where the readers wait, frame aligned.
+     * @param producerPosition the tail, read before the call.
+     * @return true when the tail was moved back.
+     */
+    public static boolean rewindTail(
+        final UnsafeBuffer metaDataBuffer,
+        final int initialTermId,
+        final int termLength,
+        final long blockedPosition,
+        final long producerPosition)
+    {
+        final int positionBitsToShift = LogBufferDescriptor.positionBitsToShift(termLength);
+        final long blockedTermCount = blockedPosition >>> positionBitsToShift;
+        if ((producerPosition >>> positionBitsToShift) - blockedTermCount <= MAX_REPAIR_TERMS_BEHIND ||
+            0 != (blockedPosition & (FrameDescriptor.FRAME_ALIGNMENT - 1)))
+        {
+            return false;
+        }
+        final int termCount = (int)blockedTermCount;
+        final int termOffset = (int)blockedPosition & (termLength - 1);
+        LogBufferDescriptor.rawTailVolatile(metaDataBuffer, LogBufferDescriptor.indexByTermCount(termCount),
+            LogBufferDescriptor.packTail(initialTermId + termCount, termOffset));
+        LogBufferDescriptor.activeTermCountOrdered(metaDataBuffer, termCount);
+        return true;
+    }
+
     /** The header fields a padding frame names its place with: term offset, session, stream and term. */
     private static void writeHeaderAfterFirstWord(
         final UnsafeBuffer termBuffer, final int termOffset, final UnsafeBuffer metaDataBuffer, final int termId)

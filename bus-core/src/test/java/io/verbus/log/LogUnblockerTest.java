@@ -169,6 +169,19 @@ class LogUnblockerTest
             "nothing below the tail");
     }
 
+    @Test
+    void shouldRewindATailThatRanThreeTermsAheadOfTheReadersAndNoCloserOne()
+    {
+        final long blocked = 2L * TERM_LENGTH + 256;
+        assertEquals(false, LogUnblocker.rewindTail(metaData, INITIAL_TERM_ID, TERM_LENGTH, blocked, 4L * TERM_LENGTH),
+            "two terms ahead: padding still helps, the tail stays");
+
+        assertEquals(true, LogUnblocker.rewindTail(metaData, INITIAL_TERM_ID, TERM_LENGTH, blocked, 5L * TERM_LENGTH));
+        assertEquals(2, LogBufferDescriptor.activeTermCount(metaData));
+        assertEquals(blocked, io.verbus.media.PublicationLog.producerPosition(metaData, INITIAL_TERM_ID, TERM_LENGTH,
+            LogBufferDescriptor.positionBitsToShift(TERM_LENGTH)), "the log's tail is where the readers wait");
+    }
+
     private int unblock(final long position)
     {
         return LogUnblocker.unblock(log.termBuffers(), metaData, INITIAL_TERM_ID, position);

@@ -1,5 +1,6 @@
 package io.verbus.media.rdma;
 
+import io.aeron.logbuffer.BufferClaim;
 import io.verbus.ExclusivePublication;
 import io.verbus.Subscription;
 import io.verbus.ThreadingMode;
@@ -21,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Two threads offering on one {@code ExclusivePublication} at once break its rules and corrupt its log; this checks
+ * Several threads writing one {@code ExclusivePublication} at once break its rules and corrupt its log; this checks
  * that the publication is not wedged by it. Before, on {@code rdma:} and {@code ipc}, the writer's own tail could end
  * a window ahead of the log's (every offer BACK_PRESSURED for good), and the sender or the reader could stop for
  * good at a frame overwritten by the other thread. Now the writer goes on from the log's tail and the driver's
@@ -34,6 +35,7 @@ class RdmaExclusiveTwoWritersTest
     private static final long MARKER = 0x5EC0_4D5E_0000_0000L;
     private static final int ROUNDS = 3;
     private static final long RACE_MS = 1_000;
+    private static final int WRITERS = 4;
     private static final long AFTER_RACE_MESSAGES = 20_000;
     private static final long RECOVERY_BUDGET_NS = TimeUnit.SECONDS.toNanos(40);
 
@@ -42,7 +44,7 @@ class RdmaExclusiveTwoWritersTest
 
     @ParameterizedTest
     @ValueSource(strings = { "ipc", "shm", "tcp" })
-    void shouldFlowAgainAfterTwoThreadsOfferedAtOnce(final String medium) throws Exception
+    void shouldFlowAgainAfterSeveralThreadsWroteAtOnce(final String medium) throws Exception
     {
         for (int round = 0; round < ROUNDS; round++)
         {
@@ -72,7 +74,9 @@ class RdmaExclusiveTwoWritersTest
                         final int fragments = subscription.poll((buffer, offset, length, header) ->
                         {
                             // Only the single writer's messages after the race carry the marker; what the race
-                            // left is garbage by the publication's own rules and is not checked.
+                            // left is garbage by the publication's own rules and is not checked. A subscriber whose
+                            // image closed on a corrupt frame rejoins at the publication's position, so the first
+                            // marked messages may be missing: order is checked, not completeness from zero.
                             if (16 == length && (buffer.getLong(offset) & 0xFFFF_FFFF_0000_0000L) == MARKER)
                             {
                                 final long sequence = buffer.getLong(offset + 8);
@@ -132,25 +136,54 @@ class RdmaExclusiveTwoWritersTest
         }
     }
 
+    /**
+     * Four threads on the one publication for {@link #RACE_MS}, each mixing what a writer can do: small and
+     * fragmented offers, claims committed or aborted, padding. Several threads rotating at once is what used to skip
+     * whole terms.
+     */
     private static void race(final ExclusivePublication publication) throws InterruptedException
     {
         final AtomicBoolean racing = new AtomicBoolean(true);
-        final Runnable writer = () ->
+        final Thread[] writers = new Thread[WRITERS];
+        for (int w = 0; w < WRITERS; w++)
         {
-            final UnsafeBuffer message = new UnsafeBuffer(new byte[256]);
-            int i = 0;
-            while (racing.get())
+            final int seed = w;
+            writers[w] = new Thread(() ->
             {
-                publication.offer(message, 0, 8 + (i++ % 200));
-            }
-        };
-        final Thread one = new Thread(writer, "writer-one");
-        final Thread two = new Thread(writer, "writer-two");
-        one.start();
-        two.start();
+                final UnsafeBuffer message = new UnsafeBuffer(new byte[8 * 1024]);
+                final BufferClaim claim = new BufferClaim();
+                int i = seed;
+                while (racing.get())
+                {
+                    switch (i++ % 5)
+                    {
+                        case 0 -> publication.offer(message, 0, 3_000 + (i % 5_000)); // fragmented
+                        case 1 ->
+                        {
+                            if (publication.tryClaim(8 + (i % 200), claim) > 0)
+                            {
+                                if (0 == (i & 1))
+                                {
+                                    claim.commit();
+                                }
+                                else
+                                {
+                                    claim.abort();
+                                }
+                            }
+                        }
+                        case 2 -> publication.appendPadding(i % 300);
+                        default -> publication.offer(message, 0, 8 + (i % 200));
+                    }
+                }
+            }, "writer-" + w);
+            writers[w].start();
+        }
         Thread.sleep(RACE_MS);
         racing.set(false);
-        one.join();
-        two.join();
+        for (final Thread writer : writers)
+        {
+            writer.join();
+        }
     }
 }
