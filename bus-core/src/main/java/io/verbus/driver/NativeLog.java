@@ -425,6 +425,9 @@ public final class NativeLog
     {
         final int positionBitsToShift = publicationLog.positionBitsToShift();
         final UnsafeBuffer[] termBuffers = logBuffers.termBuffers();
+        final int initialTermId = publicationLog.initialTermId();
+        final int sessionId = publicationLog.sessionId();
+        final int streamId = publicationLog.streamId();
         long position = from;
         for (int frames = 0; position < producerPosition && frames < MAX_FRAMES_PER_CHECK; frames++)
         {
@@ -432,7 +435,8 @@ public final class NativeLog
             final UnsafeBuffer termBuffer = termBuffers[
                 io.aeron.logbuffer.LogBufferDescriptor.indexByPosition(position, positionBitsToShift)];
             final int frameLength = termBuffer.getIntVolatile(termOffset);
-            if (frameLength <= 0 || !isSound(position))
+            if (!io.verbus.log.FrameWriter.isSoundFrame(termBuffer, termOffset, frameLength, sessionId, streamId,
+                initialTermId + (int)(position >>> positionBitsToShift)))
             {
                 break; // a hole, or a corrupt frame: where the unblock check acts
             }

@@ -120,6 +120,33 @@ public final class FrameWriter
     }
 
     /**
+     * Whether a frame whose length was just read (acquire) is one a writer keeping to the log's rules committed: at
+     * least a header long, within the term, and with a header naming where it is ({@link #isHeaderAt}). The raw
+     * length is compared with the room left in the term, so a huge length cannot wrap when aligned. What the media's
+     * sender, the driver's unblock check and the unblocker itself take a frame for before moving past it.
+     *
+     * @param termBuffer  holding the frame.
+     * @param termOffset  where the frame is read, frame aligned.
+     * @param frameLength the frame's length word, already read.
+     * @param sessionId   the session it must name.
+     * @param streamId    the stream it must name.
+     * @param termId      the term it must name.
+     * @return true when the frame is sound; false for a hole (length 0 or negative) or a corrupt frame.
+     */
+    public static boolean isSoundFrame(
+        final DirectBuffer termBuffer,
+        final int termOffset,
+        final int frameLength,
+        final int sessionId,
+        final int streamId,
+        final int termId)
+    {
+        return frameLength >= DataHeaderFlyweight.HEADER_LENGTH &&
+            frameLength <= termBuffer.capacity() - termOffset &&
+            isHeaderAt(termBuffer, termOffset, sessionId, streamId, termId);
+    }
+
+    /**
      * @return the first eight bytes of a frame header as one little-endian word: frame length, version, flags,
      * type. Storing or compare-and-setting them as one word is what lets the unblocker replace an uncommitted
      * header atomically.

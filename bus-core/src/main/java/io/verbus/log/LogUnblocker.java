@@ -177,11 +177,8 @@ public final class LogUnblocker
         final int positionBitsToShift = LogBufferDescriptor.positionBitsToShift(termLength);
         final UnsafeBuffer termBuffer = termBuffers[LogBufferDescriptor.indexByPosition(position, positionBitsToShift)];
         final int termOffset = (int)position & (termLength - 1);
-        final int frameLength = termBuffer.getIntVolatile(termOffset);
-        return frameLength >= HEADER_LENGTH &&
-            FrameWriter.align(frameLength) <= termLength - termOffset &&
-            FrameWriter.isHeaderAt(termBuffer, termOffset, sessionId, streamId,
-                initialTermId + (int)(position >>> positionBitsToShift));
+        return FrameWriter.isSoundFrame(termBuffer, termOffset, termBuffer.getIntVolatile(termOffset), sessionId,
+            streamId, initialTermId + (int)(position >>> positionBitsToShift));
     }
 
     /**

@@ -20,8 +20,6 @@ import org.agrona.concurrent.UnsafeBuffer;
 
 import java.util.concurrent.TimeUnit;
 
-import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
-
 /**
  * The publication side of an {@code rdma:} channel. Each duty cycle it first finds the frames committed since the
  * last cycle and for each subscriber posts one chain: WRITE(s) of the new bytes into the subscriber's ring at the
@@ -382,10 +380,8 @@ public final class RdmaSender implements MediaSender
             final UnsafeBuffer term = termBuffers[(int)((position >>> positionBitsToShift) % 3)];
             final int termOffset = (int)(position & (termLength - 1));
             final int frameLength = term.getIntVolatile(termOffset);
-            if (frameLength < HEADER_LENGTH ||
-                BitUtil.align(frameLength, FrameDescriptor.FRAME_ALIGNMENT) > termLength - termOffset ||
-                !FrameWriter.isHeaderAt(term, termOffset, sessionId, streamId,
-                    initialTermId + (int)(position >>> positionBitsToShift)))
+            if (!FrameWriter.isSoundFrame(term, termOffset, frameLength, sessionId, streamId,
+                initialTermId + (int)(position >>> positionBitsToShift)))
             {
                 break;
             }
