@@ -275,7 +275,7 @@ public final class CountersFile implements AutoCloseable
 
     /**
      * For the driver at {@code Verbus.close()}: deletes the file and retires its memory without unmapping it
-     * ({@link io.verbus.memory.QuarantinedMemory}), so that a {@link CountersReader} or position the application
+     * ({@link io.verbus.common.QuarantinedMemory}), so that a {@link CountersReader} or position the application
      * still holds reads zeros instead of faulting the JVM. The address range stays reserved.
      */
     public void quarantine()
@@ -283,10 +283,10 @@ public final class CountersFile implements AutoCloseable
         if (!owner)
         {
             // A client of a standalone driver: its images may still hold positions here; the file is the driver's.
-            io.verbus.memory.QuarantinedMemory.replace(segment);
+            io.verbus.common.QuarantinedMemory.replace(segment);
             return;
         }
-        if (!io.verbus.memory.QuarantinedMemory.replace(segment))
+        if (!io.verbus.common.QuarantinedMemory.replace(segment))
         {
             // Leave the shared mapping in place (the arena is never closed): a leak until exit beats a crash.
             headerBuffer.putIntRelease(VERSION_OFFSET, 0);

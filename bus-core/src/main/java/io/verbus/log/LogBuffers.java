@@ -201,12 +201,12 @@ public final class LogBuffers implements AutoCloseable
 
     /**
      * Retires a log after its linger: quarantined while the process has quarantines left
-     * ({@link io.verbus.memory.QuarantinedMemory#reserveRuntimeQuarantine()}), so a claim still held writes into
+     * ({@link io.verbus.common.QuarantinedMemory#reserveRuntimeQuarantine()}), so a claim still held writes into
      * private memory; else unmapped, as Aeron does.
      */
     public void retire()
     {
-        if (null != region && io.verbus.memory.QuarantinedMemory.reserveRuntimeQuarantine())
+        if (null != region && io.verbus.common.QuarantinedMemory.reserveRuntimeQuarantine())
         {
             region.quarantine();
         }

@@ -1,5 +1,7 @@
 package io.verbus.memory;
 
+import io.verbus.common.QuarantinedMemory;
+
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -3,6 +3,7 @@ package io.verbus.fabric.shm;
 import io.verbus.common.OwnerOnlyFiles;
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.DeviceAttributes;
+import io.verbus.fabric.DeviceMemory;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.FabricException;
 import io.verbus.fabric.LinkLayer;
@@ -66,6 +67,7 @@ public final class ShmDevice extends SoftDevice
     private final Thread heartbeat;
     private final Map<String, ShmPeer> peers = new HashMap<>();
     private final List<Allocation> allocations = new CopyOnWriteArrayList<>();
+    private final DeviceMemory memory = new DeviceMemory();
     private final long livenessTimeoutNs;
     private final long heartbeatPeriodNs;
     private final ShmConfinement confinement;
@@ -195,6 +197,9 @@ public final class ShmDevice extends SoftDevice
         }
         final String fileName = "mem-" + ProcessHandle.current().pid() + "-" + ALLOCATIONS.incrementAndGet();
         final Path hugetlbfs = ShmFiles.hugetlbfsWithRoom(context.hugetlbfsDirectory(), length);
+        // An arena of its own: closing the device quarantines this mapping (DeviceMemory) rather than unmapping it
+        // under a Header the application kept from a poll of a ring in it.
+        final Arena mappingArena = Arena.ofShared();
         MemorySegment segment = null;
         Path path = null;
         if (null != hugetlbfs)
@@ -203,7 +208,7 @@ public final class ShmDevice extends SoftDevice
             try
             {
                 segment = ShmFiles.createAndMap(
-                    path, ShmFiles.roundUp(length, ShmFiles.hugePageBytes()), arena, true);
+                    path, ShmFiles.roundUp(length, ShmFiles.hugePageBytes()), mappingArena, true);
             }
             catch (final FabricException ex)
             {
@@ -216,14 +221,16 @@ public final class ShmDevice extends SoftDevice
             path = directory.resolve(fileName);
             try
             {
-                segment = ShmFiles.createAndMap(path, ShmFiles.roundUp(length, 4096), arena, true);
+                segment = ShmFiles.createAndMap(path, ShmFiles.roundUp(length, 4096), mappingArena, true);
             }
             catch (final FabricException ex)
             {
+                mappingArena.close();
                 deleteQuietly(path);
                 throw ex;
             }
         }
+        memory.add(segment, mappingArena);
         allocations.add(new Allocation(segment.address(), segment.byteSize(), path));
         return segment.asSlice(0, length);
     }
@@ -457,6 +464,7 @@ public final class ShmDevice extends SoftDevice
             peers.clear();
         }
         arena.close();
+        memory.retireAll();
         for (final Allocation allocation : allocations)
         {
             deleteQuietly(allocation.path);

@@ -1,6 +1,7 @@
 package io.verbus.fabric.tcp;
 
 import io.verbus.fabric.DeviceAttributes;
+import io.verbus.fabric.DeviceMemory;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.FabricException;
 import io.verbus.fabric.LinkLayer;
@@ -18,7 +19,6 @@ import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.YieldingIdleStrategy;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -47,7 +47,7 @@ public final class TcpDevice extends SoftDevice
     private static final int BACKOFF_SPINS = 20;
     private static final int BACKOFF_YIELDS = 10;
 
-    private final Arena arena = Arena.ofShared();
+    private final DeviceMemory memory = new DeviceMemory();
     private final long connectTimeoutNs;
     private final long coalesceNs;
     private final long fallbackGraceNs;
@@ -208,7 +208,7 @@ public final class TcpDevice extends SoftDevice
         {
             throw new IllegalArgumentException("length must be > 0: " + length);
         }
-        return arena.allocate(length, 4096);
+        return memory.allocateAnonymous(length);
     }
 
     @Override
@@ -227,6 +227,6 @@ public final class TcpDevice extends SoftDevice
         {
             SPINNING_NICS.decrementAndGet();
         }
-        arena.close();
+        memory.retireAll(); // quarantined: a Header kept from a poll of a ring in it must not fault
     }
 }

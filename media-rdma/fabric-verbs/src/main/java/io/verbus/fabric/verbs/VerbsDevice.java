@@ -4,6 +4,7 @@ import io.verbus.fabric.CompletionChannel;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.Device;
 import io.verbus.fabric.DeviceAttributes;
+import io.verbus.fabric.DeviceMemory;
 import io.verbus.fabric.FabricException;
 import io.verbus.fabric.LinkLayer;
 import io.verbus.fabric.PortAttributes;
@@ -60,7 +61,7 @@ public final class VerbsDevice implements Device
     private final int maxQpRdAtomic;
     private final int maxQpInitRdAtomic;
     private final Consumer<VerbsDevice> onClose;
-    private final Arena memoryArena = Arena.ofShared();
+    private final DeviceMemory memory = new DeviceMemory();
     private final Arena structArena = Arena.ofShared();
     private final MemorySegment asyncEvent = structArena.allocate(IbvAbi.AsyncEvent.LAYOUT);
     private final MemorySegment asyncErrno = LibIbverbs.newErrnoCapture(structArena);
@@ -218,8 +219,9 @@ public final class VerbsDevice implements Device
         {
             throw new IllegalArgumentException("length must be > 0: " + length);
         }
-        // Arena memory is zeroed, which also touches every page before it is registered and pinned.
-        return memoryArena.allocate(length, 4096);
+        // Zeroed and touched page by page before it is registered and pinned; a mapping of its own, so that closing
+        // the device can quarantine it under a Header the application kept (DeviceMemory).
+        return memory.allocateAnonymous(length);
     }
 
     /**
@@ -399,7 +401,7 @@ public final class VerbsDevice implements Device
         {
             LOGGER.log(System.Logger.Level.WARNING, "verbs: ibv_close_device(" + name + ") returned " + rc);
         }
-        memoryArena.close();
+        memory.retireAll();
         structArena.close();
         onClose.accept(this);
     }
