@@ -4,6 +4,7 @@ import io.aeron.exceptions.DriverTimeoutException;
 import io.aeron.logbuffer.LogBufferDescriptor;
 import io.verbus.aeron.AeronChannels;
 import io.verbus.counters.CountersFile;
+import io.verbus.driver.ClientProcess;
 import io.verbus.driver.CncFile;
 import io.verbus.driver.DriverProtocol;
 import io.verbus.driver.IdleStrategies;
@@ -58,6 +59,7 @@ final class ClientConductor implements VerbusBackend, Agent
 {
     private static final System.Logger LOGGER = System.getLogger(Verbus.class.getName());
     private static final long MAX_KEEPALIVE_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(500);
+    private static final long PID = ProcessHandle.current().pid();
 
     /**
      * Registration ids this client makes up itself (for {@code Verbus.asyncAdd*} failures) count from here: above the
@@ -135,7 +137,7 @@ final class ClientConductor implements VerbusBackend, Agent
             this.clientId = toDriver.nextCorrelationId();
             this.keepaliveIntervalNs = Math.min(MAX_KEEPALIVE_INTERVAL_NS, cncFile.clientLivenessTimeoutNs() / 4);
             this.lastKeepaliveNs = context.nanoClock().nanoTime();
-            sendCommand(DriverProtocol.CLIENT_KEEPALIVE, toDriver.nextCorrelationId(), 16);
+            sendKeepalive();
             if (ThreadingMode.INVOKER == context.threadingMode())
             {
                 runner = null;
@@ -191,7 +193,7 @@ final class ClientConductor implements VerbusBackend, Agent
                 if (!driverGone && nowNs - lastKeepaliveNs >= keepaliveIntervalNs)
                 {
                     lastKeepaliveNs = nowNs;
-                    sendCommand(DriverProtocol.CLIENT_KEEPALIVE, toDriver.nextCorrelationId(), 16);
+                    sendKeepalive();
                     work++;
                 }
                 checkDriver();
@@ -548,6 +550,14 @@ final class ClientConductor implements VerbusBackend, Agent
     }
 
     /** Under the lock: writes the command in {@link #commandBuffer} (from offset 16 on) to the ring. */
+    /** A keepalive names this process, so that a driver can free this client as soon as it dies (ClientProcess). */
+    private void sendKeepalive()
+    {
+        commandBuffer.putLong(DriverProtocol.KEEPALIVE_PID_OFFSET, PID);
+        commandBuffer.putLong(DriverProtocol.KEEPALIVE_PID_NAMESPACE_OFFSET, ClientProcess.pidNamespace());
+        sendCommand(DriverProtocol.CLIENT_KEEPALIVE, toDriver.nextCorrelationId(), DriverProtocol.KEEPALIVE_LENGTH);
+    }
+
     private void sendCommand(final int msgTypeId, final long correlationId, final int length)
     {
         commandBuffer.putLong(DriverProtocol.CLIENT_ID_OFFSET, clientId);

@@ -3,6 +3,7 @@ package io.verbus;
 import io.aeron.logbuffer.BlockHandler;
 import io.aeron.protocol.DataHeaderFlyweight;
 import io.aeron.protocol.HeaderFlyweight;
+import io.verbus.driver.ClientProcess;
 import io.verbus.driver.CncFile;
 import io.verbus.driver.DriverProtocol;
 import io.verbus.driver.ImagePosition;
@@ -36,6 +37,11 @@ final class DriverClients implements Agent
 {
     private static final System.Logger LOGGER = System.getLogger(MediaDriver.class.getName());
     private static final long TIMEOUT_CHECK_INTERVAL_NS = 100_000_000L;
+    /**
+     * How often the driver asks whether its clients' processes still exist (a {@code /proc} lookup per client, off
+     * the data path): a killed client is freed within this, not after the liveness timeout.
+     */
+    private static final long PROCESS_CHECK_INTERVAL_NS = 250_000_000L;
 
     private final VerbusDriver driver;
     private final Object lock;
@@ -50,6 +56,7 @@ final class DriverClients implements Agent
     private final Map<Subscription, Bridge> proxyBridges = new HashMap<>();
     private volatile Bridge[] activeBridges = new Bridge[0];
     private long nextTimeoutCheckNs;
+    private long lastProcessCheckNs;
     private long lastHeartbeatMs;
 
     private static final class Client
@@ -59,6 +66,9 @@ final class DriverClients implements Agent
         private final Map<Long, Subscription> subscriptions = new HashMap<>();
         private final Map<Long, AtomicCounter> counters = new HashMap<>();
         private long lastSeenNs;
+        /** From its keepalives: its process and pid namespace, 0 until known (see ClientProcess). */
+        private long pid;
+        private long pidNamespace;
 
         Client(final long clientId)
         {
@@ -254,6 +264,11 @@ final class DriverClients implements Agent
                 }
                 case DriverProtocol.CLIENT_KEEPALIVE ->
                 {
+                    if (length >= DriverProtocol.KEEPALIVE_LENGTH)
+                    {
+                        client.pid = buffer.getLong(index + DriverProtocol.KEEPALIVE_PID_OFFSET);
+                        client.pidNamespace = buffer.getLong(index + DriverProtocol.KEEPALIVE_PID_NAMESPACE_OFFSET);
+                    }
                 }
                 case DriverProtocol.CLIENT_CLOSE ->
                 {
@@ -458,17 +473,25 @@ final class DriverClients implements Agent
     private int checkClientTimeouts(final long nowNs)
     {
         final List<Client> timedOut = new ArrayList<>();
+        final boolean checkProcesses = nowNs - lastProcessCheckNs >= PROCESS_CHECK_INTERVAL_NS;
+        if (checkProcesses)
+        {
+            lastProcessCheckNs = nowNs;
+        }
         for (final Client client : clients.values())
         {
-            if (nowNs - client.lastSeenNs > clientLivenessTimeoutNs)
+            if (nowNs - client.lastSeenNs > clientLivenessTimeoutNs ||
+                (checkProcesses && ClientProcess.hasExited(client.pid, client.pidNamespace)))
             {
                 timedOut.add(client);
             }
         }
         for (final Client client : timedOut)
         {
-            LOGGER.log(System.Logger.Level.WARNING, "client " + client.clientId + " sent no keepalive for " +
-                clientLivenessTimeoutNs / 1_000_000 + " ms: taken for dead, closing its " +
+            final String why = nowNs - client.lastSeenNs > clientLivenessTimeoutNs ?
+                "sent no keepalive for " + clientLivenessTimeoutNs / 1_000_000 + " ms: taken for dead" :
+                "(pid " + client.pid + ") has exited";
+            LOGGER.log(System.Logger.Level.WARNING, "client " + client.clientId + " " + why + ", closing its " +
                 client.publications.size() + " publications, " + client.subscriptions.size() + " subscriptions and " +
                 client.counters.size() + " counters");
             retire(client);

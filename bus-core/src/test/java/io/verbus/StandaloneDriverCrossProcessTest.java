@@ -291,6 +291,38 @@ class StandaloneDriverCrossProcessTest
         }
     }
 
+    /**
+     * A killed client's process is gone at once: the driver sees it (the pid from its keepalives, in the driver's own
+     * pid namespace) and frees what it held long before its liveness timeout (30 s here), as a restarted gateway
+     * needs when it takes its rdma: stream again.
+     */
+    @Test
+    void shouldFreeAKilledClientAsSoonAsItsProcessIsGoneNotAfterTheLivenessTimeout() throws Exception
+    {
+        try (MediaDriver driver = MediaDriver.launch(TestSupport.context(tempDir)
+                .clientLivenessTimeoutNs(TimeUnit.SECONDS.toNanos(30)));
+            CountersFile stat = CountersFile.openReadOnly(Path.of(dir())))
+        {
+            final CountersReader reader = stat.countersReader();
+            final Child holder = start("counter", dir());
+            final int counterId = Integer.parseInt(holder.awaitLine("COUNTER ", 30_000).substring(8).trim());
+            assertEquals(CountersReader.RECORD_ALLOCATED, reader.getCounterState(counterId));
+
+            holder.kill9();
+            final long killedNs = System.nanoTime();
+            final long deadlineNs = killedNs + TimeUnit.SECONDS.toNanos(10);
+            while (CountersReader.RECORD_ALLOCATED == reader.getCounterState(counterId))
+            {
+                assertTrue(System.nanoTime() < deadlineNs,
+                    "the killed client's counter still allocated 10 s after the kill (liveness timeout 30 s)");
+                Thread.sleep(10);
+            }
+            System.out.println("kill -9 of a client: freed " +
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedNs) + " ms after the kill (timeout 30 s)");
+            assertEquals(0, driver.clientCount());
+        }
+    }
+
     private static boolean sent(final Publication publication, final UnsafeBuffer buffer)
     {
         buffer.putLong(0, publication.position());

@@ -13,7 +13,10 @@ import org.agrona.concurrent.status.CountersReader;
  *     <li>{@link #ADD_PUBLICATION}: {@code int streamId, int exclusive (0/1), string channel}</li>
  *     <li>{@link #REMOVE_PUBLICATION} and {@link #REMOVE_SUBSCRIPTION}: {@code long registrationId}</li>
  *     <li>{@link #ADD_SUBSCRIPTION}: {@code int streamId, int unused, string channel}</li>
- *     <li>{@link #CLIENT_KEEPALIVE}, {@link #CLIENT_CLOSE}: nothing more</li>
+ *     <li>{@link #CLIENT_KEEPALIVE}: {@code long pid, long pidNamespace} (the client process and the inode of its
+ *     pid namespace, 0 when unknown: the driver watches a client of its own namespace exit instead of waiting for
+ *     its liveness timeout)</li>
+ *     <li>{@link #CLIENT_CLOSE}: nothing more</li>
  *     <li>{@link #ADD_COUNTER}: {@code int typeId, int keyLength, byte[MAX_KEY_LENGTH] key, string label}</li>
  *     <li>{@link #REMOVE_COUNTER}: {@code long registrationId}</li>
  * </ul>
@@ -72,6 +75,12 @@ public final class DriverProtocol
     public static final int COUNTER_LABEL_OFFSET = COUNTER_KEY_OFFSET + MAX_COUNTER_KEY_LENGTH;
     /** Remove commands: the registration id. */
     public static final int REMOVE_REGISTRATION_ID_OFFSET = 16;
+    /** {@link #CLIENT_KEEPALIVE}: the client's process id. */
+    public static final int KEEPALIVE_PID_OFFSET = 16;
+    /** {@link #CLIENT_KEEPALIVE}: the inode of the client's pid namespace ({@code /proc/self/ns/pid}), 0 if unknown. */
+    public static final int KEEPALIVE_PID_NAMESPACE_OFFSET = 24;
+    /** {@link #CLIENT_KEEPALIVE}: its length; an older client's 16-byte keepalive carries no pid. */
+    public static final int KEEPALIVE_LENGTH = 32;
 
     /** Responses: the correlation id (or client id, or subscription correlation id). */
     public static final int CORRELATION_ID_OFFSET = 0;
