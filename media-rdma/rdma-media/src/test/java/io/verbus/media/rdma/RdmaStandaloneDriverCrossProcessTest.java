@@ -159,4 +159,45 @@ class RdmaStandaloneDriverCrossProcessTest
             stallAfter + "): " + sent + " / " + receivedA + " / " + receivedB + "; finished " + afterKillMs +
             " ms after the kill");
     }
+    /**
+     * A publisher client killed -9 and started again on the same endpoint and stream: the driver frees the dead
+     * client as soon as its process is gone (its liveness timeout here is 30 s), so the restarted one takes the
+     * stream within seconds and a subscriber gets every message from it.
+     */
+    @Test
+    void shouldLetARestartedPublisherTakeItsStreamBackLongBeforeTheClientTimeout() throws Exception
+    {
+        final String dir = tempDir.resolve("driver").toString();
+        final Child driver = start("driver", "driver", dir, "30000");
+        driver.awaitLine("DRIVER READY", 60_000);
+        final String messages = "2000";
+        final Child first = start("publisher", "publisher", dir,
+            "rdma:endpoint=127.0.0.1:0|provider=shm|term-length=256k", Integer.toString(STREAM_ID), messages);
+        final int port = Integer.parseInt(first.awaitLine("PORT ", 60_000).substring(5).trim());
+        final String channel = "rdma:endpoint=127.0.0.1:" + port + "|provider=shm";
+
+        first.process.destroyForcibly(); // SIGKILL
+        assertTrue(first.process.waitFor(10, TimeUnit.SECONDS));
+        final long killedNs = System.nanoTime();
+        final Child restarted = start("restarted publisher", "publisher", dir, channel + "|term-length=256k",
+            Integer.toString(STREAM_ID), messages);
+        assertEquals("PORT " + port, restarted.awaitLine("PORT ", 20_000),
+            "the restarted publisher took the stream on the same endpoint");
+        final long takenMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedNs);
+        assertTrue(takenMs < 15_000, "took " + takenMs + " ms; the client liveness timeout is 30 s");
+
+        final Child subscriber = start("subscriber", "subscriber", dir, channel, Integer.toString(STREAM_ID), messages);
+        subscriber.awaitLine("IMAGE", 60_000);
+        restarted.awaitLine("CONNECTED", 60_000);
+        restarted.send("GO");
+        final String sent = restarted.awaitLine("SENT", 120_000);
+        final String received = subscriber.awaitLine("RECEIVED", 120_000);
+        assertEquals(messages, received.split(" ")[1], received);
+        assertEquals(sent.split(" ")[3], received.split(" ")[3], "CRC32 sums: " + sent + " / " + received);
+        assertEquals(0, subscriber.awaitExit(30_000));
+        restarted.send("DONE");
+        assertEquals(0, restarted.awaitExit(30_000));
+        System.out.println("rdma publisher restarted through a standalone driver: stream taken again " + takenMs +
+            " ms after the kill (client timeout 30 s); " + received);
+    }
 }
