@@ -5,7 +5,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,20 +29,9 @@ class RdmaUseAfterCloseTest
     @ValueSource(strings = { "shm", "tcp" })
     void shouldNeverFaultThroughAKeptHeaderAfterClose(final String provider) throws Exception
     {
-        final List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        for (final String argument : ManagementFactory.getRuntimeMXBean().getInputArguments())
-        {
-            if (argument.startsWith("--add-") || argument.startsWith("--enable-native-access") ||
-                argument.startsWith("--sun-misc"))
-            {
-                command.add(argument);
-            }
-        }
-        command.addAll(List.of("-Xmx256m", "-D" + RdmaSecret.SECRET_PROP_NAME + "=use-after-close-secret-0123456789",
-            "-D" + io.verbus.fabric.FabricContext.SHM_DIR_PROP_NAME + "=" + dir.resolve("fabric"),
-            "-cp", System.getProperty("java.class.path"), RdmaUseAfterCloseMain.class.getName(),
-            dir.toString(), provider));
+        final List<String> command = new ArrayList<>(PeerProcesses.javaCommand(
+            RdmaUseAfterCloseMain.class, "use-after-close-secret-0123456789", dir.resolve("fabric")));
+        command.addAll(List.of(dir.toString(), provider));
         final Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         final boolean exited = process.waitFor(90, TimeUnit.SECONDS);
         if (!exited)
