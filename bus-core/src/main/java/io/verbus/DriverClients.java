@@ -37,11 +37,6 @@ final class DriverClients implements Agent
 {
     private static final System.Logger LOGGER = System.getLogger(MediaDriver.class.getName());
     private static final long TIMEOUT_CHECK_INTERVAL_NS = 100_000_000L;
-    /**
-     * How often the driver asks whether its clients' processes still exist (a {@code /proc} lookup per client, off
-     * the data path): a killed client is freed within this, not after the liveness timeout.
-     */
-    private static final long PROCESS_CHECK_INTERVAL_NS = 250_000_000L;
 
     private final VerbusDriver driver;
     private final Object lock;
@@ -56,7 +51,11 @@ final class DriverClients implements Agent
     private final Map<Subscription, Bridge> proxyBridges = new HashMap<>();
     private volatile Bridge[] activeBridges = new Bridge[0];
     private long nextTimeoutCheckNs;
-    private long lastProcessCheckNs;
+    /**
+     * Which client's process the next timeout check looks up: one per check (every 100 ms), in turn, so the
+     * {@code /proc} lookup costs a duty cycle (which in SHARED mode also sends and receives) one system call at most.
+     */
+    private long processCheckTurn;
     private long lastHeartbeatMs;
 
     private static final class Client
@@ -473,15 +472,12 @@ final class DriverClients implements Agent
     private int checkClientTimeouts(final long nowNs)
     {
         final List<Client> timedOut = new ArrayList<>();
-        final boolean checkProcesses = nowNs - lastProcessCheckNs >= PROCESS_CHECK_INTERVAL_NS;
-        if (checkProcesses)
-        {
-            lastProcessCheckNs = nowNs;
-        }
+        final long processCheckIndex = clients.isEmpty() ? -1 : processCheckTurn++ % clients.size();
+        long index = 0;
         for (final Client client : clients.values())
         {
             if (nowNs - client.lastSeenNs > clientLivenessTimeoutNs ||
-                (checkProcesses && ClientProcess.hasExited(client.pid, client.pidNamespace)))
+                (index++ == processCheckIndex && ClientProcess.hasExited(client.pid, client.pidNamespace)))
             {
                 timedOut.add(client);
             }
