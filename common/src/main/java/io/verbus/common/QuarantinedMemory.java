@@ -33,8 +33,6 @@ public final class QuarantinedMemory
     private static final int MAP_HUGETLB = 0x40000;
     /** Linux's base page on x86-64 (and aarch64's default kernels). */
     private static final long PAGE_BYTES = 4096;
-    /** The default huge page on x86-64 (and aarch64 with 4 KiB base pages): what {@code MAP_HUGETLB} maps. */
-    public static final long HUGE_PAGE_BYTES = 2L << 20;
 
     /**
      * Regions a process quarantines while it runs (logs retired after their linger, see
@@ -117,16 +115,17 @@ public final class QuarantinedMemory
     }
 
     /**
-     * As {@link #mapAnonymous(long)} on huge pages ({@code MAP_HUGETLB}, the system's default huge page size, taken
-     * as {@link #HUGE_PAGE_BYTES}), the length rounded up to whole huge pages. The kernel reserves the pages when it
-     * maps them, so a system without enough free ones ({@code vm.nr_hugepages}) refuses here, not at first touch.
+     * As {@link #mapAnonymous(long)} on huge pages ({@code MAP_HUGETLB}: the system's default size,
+     * {@link HugePages#defaultPageBytes()}), the length rounded up to whole huge pages. The kernel reserves the pages
+     * when it maps them, so a system without enough free ones ({@code vm.nr_hugepages}) refuses here, not at first
+     * touch.
      *
      * @param length bytes, more than 0.
      * @return the whole mapping, or null when the kernel has no huge pages for it.
      */
     public static MemorySegment mapAnonymousHuge(final long length)
     {
-        return map(length, HUGE_PAGE_BYTES, MAP_HUGETLB);
+        return map(length, HugePages.defaultPageBytes(), MAP_HUGETLB);
     }
 
     private static MemorySegment map(final long length, final long pageBytes, final int extraFlags)

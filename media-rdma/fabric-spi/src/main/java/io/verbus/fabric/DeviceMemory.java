@@ -1,5 +1,6 @@
 package io.verbus.fabric;
 
+import io.verbus.common.HugePages;
 import io.verbus.common.QuarantinedMemory;
 
 import java.lang.foreign.Arena;
@@ -43,7 +44,7 @@ public final class DeviceMemory
     {
         requireNotRetired();
         MemorySegment mapping = null;
-        if (length >= QuarantinedMemory.HUGE_PAGE_BYTES)
+        if (length >= HugePages.defaultPageBytes())
         {
             mapping = QuarantinedMemory.mapAnonymousHuge(length);
             if (null == mapping && !HUGE_PAGE_WARNING_GIVEN.getAndSet(true))

@@ -1,5 +1,6 @@
 package io.verbus.fabric;
 
+import io.verbus.common.HugePages;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -86,41 +87,32 @@ class DeviceMemoryTest
         final Path nrHugePages = Path.of("/proc/sys/vm/nr_hugepages");
         Assumptions.assumeTrue(Files.isWritable(nrHugePages) && isRoot(), "needs root to reserve huge pages");
         final String originalPages = Files.readString(nrHugePages).trim();
-        final long length = 2 * io.verbus.common.QuarantinedMemory.HUGE_PAGE_BYTES;
+        final long length = 2 * HugePages.defaultPageBytes();
         try
         {
             Files.writeString(nrHugePages, String.valueOf(Long.parseLong(originalPages) + 4));
-            final long freeBefore = freeHugePages();
+            final long freeBefore = HugePages.freePages();
             assertTrue(freeBefore >= 2, "the kernel reserved huge pages: " + freeBefore);
             final DeviceMemory memory = new DeviceMemory();
             final MemorySegment ring = memory.allocateAnonymous(length);
-            assertEquals(freeBefore - 2, freeHugePages(), "two huge pages taken at allocation");
+            assertEquals(freeBefore - 2, HugePages.freePages(), "two huge pages taken at allocation");
             ring.set(ValueLayout.JAVA_LONG, length - 8, 9L);
             memory.retireAll();
-            assertEquals(freeBefore, freeHugePages(), "given back when retired");
+            assertEquals(freeBefore, HugePages.freePages(), "given back when retired");
             assertEquals(0L, ring.get(ValueLayout.JAVA_LONG, length - 8), "quarantined, not unmapped");
 
             Files.writeString(nrHugePages, originalPages);
-            final long freeNone = freeHugePages();
+            final long freeNone = HugePages.freePages();
             final DeviceMemory fallback = new DeviceMemory();
             final MemorySegment small = fallback.allocateAnonymous(length);
             small.set(ValueLayout.JAVA_LONG, length - 8, 9L);
-            assertEquals(freeNone, freeHugePages(), "no huge page taken");
+            assertEquals(freeNone, HugePages.freePages(), "no huge page taken");
             fallback.retireAll();
         }
         finally
         {
             Files.writeString(nrHugePages, originalPages);
         }
-    }
-
-    private static long freeHugePages() throws Exception
-    {
-        return Files.readAllLines(Path.of("/proc/meminfo")).stream()
-            .filter(line -> line.startsWith("HugePages_Free:"))
-            .mapToLong(line -> Long.parseLong(line.split("\\s+")[1]))
-            .findFirst()
-            .orElse(0);
     }
 
     private static boolean isRoot() throws Exception

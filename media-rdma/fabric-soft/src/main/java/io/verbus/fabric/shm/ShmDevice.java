@@ -1,5 +1,6 @@
 package io.verbus.fabric.shm;
 
+import io.verbus.common.HugePages;
 import io.verbus.common.OwnerOnlyFiles;
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.DeviceAttributes;
@@ -208,7 +209,7 @@ public final class ShmDevice extends SoftDevice
             try
             {
                 segment = ShmFiles.createAndMap(
-                    path, ShmFiles.roundUp(length, ShmFiles.hugePageBytes()), mappingArena, true);
+                    path, ShmFiles.roundUp(length, HugePages.defaultPageBytes()), mappingArena, true);
             }
             catch (final FabricException ex)
             {

@@ -1,5 +1,6 @@
 package io.verbus.fabric.shm;
 
+import io.verbus.common.HugePages;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.FabricException;
 
@@ -239,47 +240,13 @@ final class ShmFiles
             {
                 return null;
             }
-            long freePages = 0;
-            long pageBytes = 0;
-            for (final String line : Files.readAllLines(Path.of("/proc/meminfo")))
-            {
-                if (line.startsWith("HugePages_Free:"))
-                {
-                    freePages = Long.parseLong(line.substring(15).trim());
-                }
-                else if (line.startsWith("Hugepagesize:"))
-                {
-                    pageBytes = Long.parseLong(line.substring(13).replace("kB", "").trim()) * 1024;
-                }
-            }
-            return pageBytes > 0 && freePages * pageBytes >= roundUp(length, pageBytes) ? mount : null;
+            final long pageBytes = HugePages.defaultPageBytes();
+            return HugePages.freePages() * pageBytes >= roundUp(length, pageBytes) ? mount : null;
         }
         catch (final IOException | RuntimeException ex)
         {
             return null;
         }
-    }
-
-    /**
-     * @return the huge page size from /proc/meminfo, or 2 MiB if unknown.
-     */
-    static long hugePageBytes()
-    {
-        try
-        {
-            for (final String line : Files.readAllLines(Path.of("/proc/meminfo")))
-            {
-                if (line.startsWith("Hugepagesize:"))
-                {
-                    return Long.parseLong(line.substring(13).replace("kB", "").trim()) * 1024;
-                }
-            }
-        }
-        catch (final IOException | RuntimeException ignore)
-        {
-            // fall through to the common size
-        }
-        return 2L << 20;
     }
 
     static long roundUp(final long value, final long multiple)
