@@ -59,7 +59,6 @@ final class ClientConductor implements VerbusBackend, Agent
 {
     private static final System.Logger LOGGER = System.getLogger(Verbus.class.getName());
     private static final long MAX_KEEPALIVE_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(500);
-    private static final long PID = ProcessHandle.current().pid();
 
     /**
      * Registration ids this client makes up itself (for {@code Verbus.asyncAdd*} failures) count from here: above the
@@ -549,15 +548,15 @@ final class ClientConductor implements VerbusBackend, Agent
         sendCommand(msgTypeId, toDriver.nextCorrelationId(), DriverProtocol.REMOVE_REGISTRATION_ID_OFFSET + 8);
     }
 
-    /** Under the lock: writes the command in {@link #commandBuffer} (from offset 16 on) to the ring. */
     /** A keepalive names this process, so that a driver can free this client as soon as it dies (ClientProcess). */
     private void sendKeepalive()
     {
-        commandBuffer.putLong(DriverProtocol.KEEPALIVE_PID_OFFSET, PID);
+        commandBuffer.putLong(DriverProtocol.KEEPALIVE_PID_OFFSET, ClientProcess.pid());
         commandBuffer.putLong(DriverProtocol.KEEPALIVE_PID_NAMESPACE_OFFSET, ClientProcess.pidNamespace());
         sendCommand(DriverProtocol.CLIENT_KEEPALIVE, toDriver.nextCorrelationId(), DriverProtocol.KEEPALIVE_LENGTH);
     }
 
+    /** Under the lock: writes the command in {@link #commandBuffer} (from offset 16 on) to the ring. */
     private void sendCommand(final int msgTypeId, final long correlationId, final int length)
     {
         commandBuffer.putLong(DriverProtocol.CLIENT_ID_OFFSET, clientId);

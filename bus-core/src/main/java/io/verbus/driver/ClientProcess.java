@@ -14,9 +14,16 @@ public final class ClientProcess
 {
     private static final Path PID_NAMESPACE = Path.of("/proc/self/ns/pid");
     private static final long OWN_PID_NAMESPACE = readPidNamespace();
+    private static final long OWN_PID = ProcessHandle.current().pid();
 
     private ClientProcess()
     {
+    }
+
+    /** @return this process's id, as a keepalive carries it. */
+    public static long pid()
+    {
+        return OWN_PID;
     }
 
     /** @return the inode of this process's pid namespace, or 0 where there is no {@code /proc/self/ns/pid}. */
