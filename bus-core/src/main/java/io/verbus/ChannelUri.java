@@ -411,6 +411,16 @@ public final class ChannelUri
         return true;
     }
 
+    /**
+     * @param other another parsed channel.
+     * @return true when both name the same scheme and the same keys with the same values, in any order: what makes
+     * two concurrent publications of one stream share a log, as Aeron's canonical form does.
+     */
+    public boolean isSameChannelAs(final ChannelUri other)
+    {
+        return scheme.equals(other.scheme) && spy == other.spy && params.equals(other.params);
+    }
+
     /** @return the channel exactly as given. */
     public String toString()
     {

@@ -439,6 +439,7 @@ final class ClientConductor implements VerbusBackend, Agent
             final DirectBuffer response = awaitResponse(correlationId, DriverProtocol.ON_PUBLICATION_READY);
 
             final long registrationId = response.getLong(DriverProtocol.REGISTRATION_ID_OFFSET);
+            final long originalRegistrationId = response.getLong(DriverProtocol.ORIGINAL_REGISTRATION_ID_OFFSET);
             final int sessionId = response.getInt(DriverProtocol.SESSION_ID_OFFSET);
             final int termLength = response.getInt(DriverProtocol.TERM_LENGTH_OFFSET);
             final int limitCounterId = response.getInt(DriverProtocol.POSITION_COUNTER_ID_OFFSET);
@@ -456,13 +457,13 @@ final class ClientConductor implements VerbusBackend, Agent
             }
             mapped.add(logBuffers);
             final UnsafeBuffer values = (UnsafeBuffer)countersFile.valuesBuffer();
-            final PublicationLog publicationLog = new PublicationLog(
-                logBuffers, sessionId, streamId, new UnsafeBufferPosition(values, limitCounterId), registrationId);
+            final PublicationLog publicationLog = new PublicationLog(logBuffers, sessionId, streamId,
+                new UnsafeBufferPosition(values, limitCounterId), originalRegistrationId);
             final AtomicCounter backPressure = new AtomicCounter(values, backPressureCounterId);
             final LogPublication.CloseListener onClose = (p) -> onPublicationClose(p, logBuffers);
             final LogPublication publication = exclusive ?
                 new ExclusiveLogPublication(channel, publicationLog, backPressure, onClose, null) :
-                new ConcurrentLogPublication(channel, publicationLog, backPressure, onClose);
+                new ConcurrentLogPublication(channel, publicationLog, backPressure, onClose, registrationId);
             publications.put(registrationId, publication);
             return publication;
         }

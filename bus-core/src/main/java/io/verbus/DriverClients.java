@@ -318,7 +318,7 @@ final class DriverClients implements Agent
                 (LogPublication)driver.addPublication(channel, streamId, exclusive, false);
             final long registrationId = publication.registrationId();
             client.publications.put(registrationId, publication);
-            final Path logPath = driver.logPath(registrationId);
+            final Path logPath = driver.logPath(publication.originalRegistrationId());
             final UnsafeBuffer out = responseBuffer;
             out.putLong(DriverProtocol.CORRELATION_ID_OFFSET, correlationId);
             out.putLong(DriverProtocol.REGISTRATION_ID_OFFSET, registrationId);
@@ -328,6 +328,7 @@ final class DriverClients implements Agent
             out.putInt(DriverProtocol.POSITION_COUNTER_ID_OFFSET,
                 ((UnsafeBufferPosition)publication.publicationLog().publisherLimit()).id());
             out.putInt(DriverProtocol.BACK_PRESSURE_COUNTER_ID_OFFSET, publication.backPressureCounterId());
+            out.putLong(DriverProtocol.ORIGINAL_REGISTRATION_ID_OFFSET, publication.originalRegistrationId());
             final int pathLength = out.putStringAscii(DriverProtocol.LOG_PATH_OFFSET, logPath.toString());
             toClients.transmit(
                 DriverProtocol.ON_PUBLICATION_READY, out, 0, DriverProtocol.LOG_PATH_OFFSET + pathLength);

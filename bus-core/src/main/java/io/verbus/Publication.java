@@ -134,6 +134,13 @@ public interface Publication extends AutoCloseable
     long registrationId();
 
     /**
+     * @return Aeron's original registration id: that of the publication whose log this one shares. The same as
+     * {@link #registrationId()} for an exclusive publication and for the first concurrent publication of a channel
+     * and stream; a later concurrent one of the same channel and stream shares the first's log and reports its id.
+     */
+    long originalRegistrationId();
+
+    /**
      * Aeron's channel endpoint status: {@link io.aeron.status.ChannelEndpointStatus#ACTIVE} while open (an
      * {@code ipc} or {@code rdma:} publication has no separate endpoint to fail: its endpoint is bound when the add
      * returns, as Aeron reports for IPC), {@link io.aeron.status.ChannelEndpointStatus#NO_ID_ALLOCATED} once closed;

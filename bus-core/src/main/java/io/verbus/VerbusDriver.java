@@ -81,6 +81,8 @@ final class VerbusDriver implements VerbusBackend
     private final AgentThreads agentThreads;
     private final AgentInvoker invoker;
     private final List<NativeLog> ipcLogs = new ArrayList<>();
+    /** Logs of concurrent publications, which later concurrent publications of the same channel and stream share. */
+    private final List<ConcurrentLog> concurrentLogs = new ArrayList<>();
     private final List<NativeSubscription> ipcSubscriptions = new ArrayList<>();
     private final List<NativeLog> bridgeLogs = new ArrayList<>();
     private final List<NativeSubscription> bridgeSubscriptions = new ArrayList<>();
@@ -208,6 +210,14 @@ final class VerbusDriver implements VerbusBackend
         synchronized (lock)
         {
             ensureOpen();
+            if (!exclusive)
+            {
+                final LogPublication shared = addToConcurrentLog(uri, channel, streamId, requestedSessionId);
+                if (null != shared)
+                {
+                    return shared;
+                }
+            }
             int countersNeeded = 3;
             for (final NativeSubscription subscription : null == factory ? ipcSubscriptions : spySubscriptions)
             {
@@ -238,48 +248,18 @@ final class VerbusDriver implements VerbusBackend
                     new NativeLog(registrationId, null == factory, publicationLog, publisherPosition, window);
                 final LogResources releaseLog = new LogResources(logBuffers, allocated);
 
-                final LogPublication publication;
-                if (null == factory)
-                {
-                    publication = exclusive ?
-                        new ExclusiveLogPublication(channel, publicationLog, backPressure,
-                            (p) -> onPublicationClose(nativeLog, null), null) :
-                        new ConcurrentLogPublication(channel, publicationLog, backPressure,
-                            (p) -> onPublicationClose(nativeLog, null));
-                    ipcLogs.add(nativeLog);
-                    for (final NativeSubscription subscription : ipcSubscriptions)
-                    {
-                        if (subscription.streamId() == streamId)
-                        {
-                            attachIpcImage(nativeLog, subscription, 0);
-                        }
-                    }
-                }
-                else
-                {
-                    final MediaSender sender = factory.newSender(mediaContext, uri, publicationLog);
-                    final boolean direct = allowDirect && exclusive && sender.supportsDirectSend();
-                    // Direct mode: the writer sends itself, and the sender agent drives the media while it is idle.
-                    final DirectSendHandOff handOff = direct ?
-                        new DirectSendHandOff(sender, context.nanoClock()) : null;
-                    final MediaSender agentDuty = direct ? handOff : sender;
-                    if (exclusive)
-                    {
-                        publication = new ExclusiveLogPublication(channel, publicationLog, backPressure,
-                            (p) -> onPublicationClose(nativeLog, agentDuty), handOff);
-                    }
-                    else
-                    {
-                        publication = new ConcurrentLogPublication(channel, publicationLog, backPressure,
-                            (p) -> onPublicationClose(nativeLog, agentDuty));
-                    }
-                    senderAgent.add(agentDuty);
-                    mediaLogs.put(nativeLog, uri);
-                    attachSpies(nativeLog, uri);
-                }
+                final ConcurrentLog concurrentLog = exclusive ? null : new ConcurrentLog(uri, streamId, nativeLog,
+                    backPressure);
+                final LogPublication publication = null == factory ?
+                    newIpcPublication(channel, streamId, nativeLog, backPressure, concurrentLog) :
+                    newMediaPublication(channel, uri, factory, allowDirect, nativeLog, backPressure, concurrentLog);
 
                 logResources.put(nativeLog, releaseLog);
                 publications.add(publication);
+                if (null != concurrentLog)
+                {
+                    concurrentLogs.add(concurrentLog);
+                }
                 conductor.addLog(nativeLog);
                 return publication;
             }
@@ -568,6 +548,127 @@ final class VerbusDriver implements VerbusBackend
         if (!isClosed)
         {
             receiverAgent.remove(receiver, () -> {});
+        }
+    }
+
+    /** Under the lock: an ipc publication on a new log, attached at once to the ipc subscriptions of its stream. */
+    private LogPublication newIpcPublication(
+        final String channel,
+        final int streamId,
+        final NativeLog nativeLog,
+        final AtomicCounter backPressure,
+        final ConcurrentLog concurrentLog)
+    {
+        final PublicationLog publicationLog = nativeLog.publicationLog();
+        final LogPublication publication = null == concurrentLog ?
+            new ExclusiveLogPublication(channel, publicationLog, backPressure,
+                (p) -> onPublicationClose(nativeLog, null), null) :
+            new ConcurrentLogPublication(channel, publicationLog, backPressure,
+                (p) -> onConcurrentPublicationClose(concurrentLog, p));
+        ipcLogs.add(nativeLog);
+        for (final NativeSubscription subscription : ipcSubscriptions)
+        {
+            if (subscription.streamId() == streamId)
+            {
+                attachIpcImage(nativeLog, subscription, 0);
+            }
+        }
+        return publication;
+    }
+
+    /** Under the lock: a media publication on a new log, its sender added to the sender agent. */
+    private LogPublication newMediaPublication(
+        final String channel,
+        final ChannelUri uri,
+        final MediaFactory factory,
+        final boolean allowDirect,
+        final NativeLog nativeLog,
+        final AtomicCounter backPressure,
+        final ConcurrentLog concurrentLog)
+    {
+        final PublicationLog publicationLog = nativeLog.publicationLog();
+        final boolean exclusive = null == concurrentLog;
+        final MediaSender sender = factory.newSender(mediaContext, uri, publicationLog);
+        final boolean direct = allowDirect && exclusive && sender.supportsDirectSend();
+        // Direct mode: the writer sends itself, and the sender agent drives the media while it is idle.
+        final DirectSendHandOff handOff = direct ? new DirectSendHandOff(sender, context.nanoClock()) : null;
+        final MediaSender agentDuty = direct ? handOff : sender;
+        final LogPublication publication;
+        if (exclusive)
+        {
+            publication = new ExclusiveLogPublication(channel, publicationLog, backPressure,
+                (p) -> onPublicationClose(nativeLog, agentDuty), handOff);
+        }
+        else
+        {
+            concurrentLog.sender = agentDuty;
+            publication = new ConcurrentLogPublication(channel, publicationLog, backPressure,
+                (p) -> onConcurrentPublicationClose(concurrentLog, p));
+        }
+        senderAgent.add(agentDuty);
+        mediaLogs.put(nativeLog, uri);
+        attachSpies(nativeLog, uri);
+        return publication;
+    }
+
+    /**
+     * Under the lock: a concurrent publication on the open log of an earlier concurrent publication with the same
+     * channel (keys and values in any order) and stream, as Aeron shares one: one session, one order of messages for
+     * every writer. A {@code session-id} other than that log's asks for a log of its own.
+     *
+     * @return the new publication, or null when there is no such log.
+     */
+    private LogPublication addToConcurrentLog(
+        final ChannelUri uri, final String channel, final int streamId, final Integer requestedSessionId)
+    {
+        for (final ConcurrentLog concurrentLog : concurrentLogs)
+        {
+            if (concurrentLog.streamId == streamId && concurrentLog.uri.isSameChannelAs(uri) &&
+                (null == requestedSessionId || requestedSessionId == concurrentLog.log.publicationLog().sessionId()))
+            {
+                concurrentLog.publicationCount++;
+                final LogPublication publication = new ConcurrentLogPublication(channel,
+                    concurrentLog.log.publicationLog(), concurrentLog.backPressure,
+                    (p) -> onConcurrentPublicationClose(concurrentLog, p), nextRegistrationId++);
+                publications.add(publication);
+                return publication;
+            }
+        }
+        return null;
+    }
+
+    /** A concurrent publication closed: its log closes with the last publication that shares it. */
+    private void onConcurrentPublicationClose(final ConcurrentLog concurrentLog, final LogPublication publication)
+    {
+        synchronized (lock)
+        {
+            publications.remove(publication);
+            if (--concurrentLog.publicationCount > 0)
+            {
+                return;
+            }
+            concurrentLogs.remove(concurrentLog);
+        }
+        onPublicationClose(concurrentLog.log, concurrentLog.sender);
+    }
+
+    /** The log of concurrent publications of one channel and stream, and how many of them are open. */
+    private static final class ConcurrentLog
+    {
+        final ChannelUri uri;
+        final int streamId;
+        final NativeLog log;
+        final AtomicCounter backPressure;
+        /** The media sender to remove when the log closes; null on ipc. */
+        MediaSender sender;
+        int publicationCount = 1;
+
+        ConcurrentLog(final ChannelUri uri, final int streamId, final NativeLog log, final AtomicCounter backPressure)
+        {
+            this.uri = uri;
+            this.streamId = streamId;
+            this.log = log;
+            this.backPressure = backPressure;
         }
     }
 

@@ -101,12 +101,13 @@ class ImageLifecycleTest
         {
             final Subscription subscription = verbus.addSubscription("ipc", 64);
             final List<Publication> publications = new java.util.ArrayList<>();
+            // Exclusive: each has a log and counters of its own (concurrent ones of a channel and stream share one).
             for (int i = 0; i < 3; i++)
             {
-                publications.add(verbus.addPublication("ipc", 64));
+                publications.add(verbus.addExclusivePublication("ipc", 64));
             }
             final IllegalStateException ex =
-                assertThrows(IllegalStateException.class, () -> verbus.addPublication("ipc", 64));
+                assertThrows(IllegalStateException.class, () -> verbus.addExclusivePublication("ipc", 64));
             assertTrue(ex.getMessage().contains("counters file full: 4 counters needed, 2 of 16 free"),
                 ex.getMessage());
             assertEquals(3, subscription.imageCount(), "the refused publication left no image behind");

@@ -89,6 +89,11 @@ public final class AeronPublicationAdapter implements ExclusivePublication
         return publication.registrationId();
     }
 
+    public long originalRegistrationId()
+    {
+        return publication.originalRegistrationId();
+    }
+
     public long channelStatus()
     {
         return publication.channelStatus();

@@ -24,11 +24,12 @@ import org.agrona.concurrent.status.CountersReader;
  * {@link #ON_CLIENT_TIMEOUT}, the subscription's correlation id for image events):
  * <ul>
  *     <li>{@link #ON_PUBLICATION_READY}: {@code long registrationId, int sessionId, int streamId, int termLength,
- *     int publisherLimitCounterId, int backPressureCounterId, int unused, string logPath}</li>
+ *     int publisherLimitCounterId, int backPressureCounterId, int unused, long originalRegistrationId (of the
+ *     publication whose log it shares), string logPath}</li>
  *     <li>{@link #ON_SUBSCRIPTION_READY}: {@code long registrationId}</li>
  *     <li>{@link #ON_ERROR}: {@code long unused, string message}</li>
  *     <li>{@link #ON_AVAILABLE_IMAGE}: {@code long imageCorrelationId, int sessionId, int streamId, int termLength,
- *     int subscriberPositionCounterId, int unused, int unused, string logPath}</li>
+ *     int subscriberPositionCounterId, int unused, int unused, long unused, string logPath}</li>
  *     <li>{@link #ON_UNAVAILABLE_IMAGE}: {@code long imageCorrelationId}</li>
  *     <li>{@link #ON_CLIENT_TIMEOUT}: nothing more</li>
  *     <li>{@link #ON_COUNTER_READY}: {@code long registrationId, int counterId}</li>
@@ -95,8 +96,10 @@ public final class DriverProtocol
     public static final int BACK_PRESSURE_COUNTER_ID_OFFSET = 32;
     /** Counter ready: the counter's id in the counters file. */
     public static final int COUNTER_ID_OFFSET = 16;
+    /** Publication ready: the registration id of the publication whose log it shares (its own when none). */
+    public static final int ORIGINAL_REGISTRATION_ID_OFFSET = 40;
     /** Responses with a log: its path. */
-    public static final int LOG_PATH_OFFSET = 40;
+    public static final int LOG_PATH_OFFSET = 48;
     /** Error: the message. */
     public static final int ERROR_MESSAGE_OFFSET = 16;
 

@@ -35,6 +35,22 @@ public final class ConcurrentLogPublication extends LogPublication
         super(channel, publicationLog, backPressureEvents, closeListener);
     }
 
+    /**
+     * A concurrent publication on a log another one made: as Aeron's, the concurrent publications of one channel
+     * and stream share a log (one session, one order).
+     *
+     * @param registrationId this publication's own id (the log keeps the id of the publication that made it).
+     */
+    public ConcurrentLogPublication(
+        final String channel,
+        final PublicationLog publicationLog,
+        final AtomicCounter backPressureEvents,
+        final CloseListener closeListener,
+        final long registrationId)
+    {
+        super(channel, publicationLog, backPressureEvents, closeListener, registrationId);
+    }
+
     public long offer(
         final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,
         final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo)

@@ -45,6 +45,7 @@ public abstract class LogPublication implements Publication
     protected final Position publisherLimit;
     protected final AtomicCounter backPressureEvents;
     private final CloseListener closeListener;
+    private final long registrationId;
     protected volatile boolean isClosed;
 
     protected LogPublication(
@@ -53,6 +54,21 @@ public abstract class LogPublication implements Publication
         final AtomicCounter backPressureEvents,
         final CloseListener closeListener)
     {
+        this(channel, publicationLog, backPressureEvents, closeListener, publicationLog.registrationId());
+    }
+
+    /**
+     * @param registrationId this publication's own id: the log's for the publication that made the log, a new one
+     *                       for each concurrent publication that shares it.
+     */
+    protected LogPublication(
+        final String channel,
+        final PublicationLog publicationLog,
+        final AtomicCounter backPressureEvents,
+        final CloseListener closeListener,
+        final long registrationId)
+    {
+        this.registrationId = registrationId;
         this.channel = channel;
         this.publicationLog = publicationLog;
         this.streamId = publicationLog.streamId();
@@ -105,6 +121,12 @@ public abstract class LogPublication implements Publication
     }
 
     public long registrationId()
+    {
+        return registrationId;
+    }
+
+    /** @return the registration id of the log: that of the publication that made it (Aeron's original id). */
+    public long originalRegistrationId()
     {
         return publicationLog.registrationId();
     }

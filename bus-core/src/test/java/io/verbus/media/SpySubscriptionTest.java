@@ -161,7 +161,8 @@ class SpySubscriptionTest
             final Subscription other = verbus.addSubscription("aeron-spy:loop:name=elsewhere", 43);
             final Subscription otherStream = verbus.addSubscription("aeron-spy:loop:name=spy3", 44);
             final Publication one = verbus.addPublication("loop:name=spy3|term-length=64k", 43);
-            final Publication two = verbus.addPublication("loop:name=spy3|term-length=64k", 43);
+            // Exclusive: a log of its own (a second concurrent publication would share the first's).
+            final Publication two = verbus.addExclusivePublication("loop:name=spy3|term-length=64k", 43);
             assertEquals(2, early.imageCount(), "a spy added before the publications sees them come");
             assertEquals(0, other.imageCount());
             assertEquals(0, otherStream.imageCount());

@@ -255,6 +255,11 @@ final class LoopbackChannel implements ExclusivePublication, Subscription
         return 1;
     }
 
+    public long originalRegistrationId()
+    {
+        return 1;
+    }
+
     public long channelStatus()
     {
         return ChannelEndpointStatus.ACTIVE;

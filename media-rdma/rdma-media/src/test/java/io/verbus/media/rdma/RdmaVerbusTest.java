@@ -272,8 +272,15 @@ class RdmaVerbusTest
             final int port = controlPort(verbus.countersReader());
             final String endpoint = "rdma:endpoint=127.0.0.1:" + port + "|provider=shm";
             final Publication second = verbus.addPublication(endpoint, 2102);
+            // As in Aeron, a concurrent publication of the same channel and stream shares the first's log; another
+            // log on the endpoint's stream (an exclusive publication, or a channel written otherwise) is refused.
+            final Publication sharing = verbus.addPublication("rdma:endpoint=127.0.0.1:0|provider=shm", 2101);
+            assertEquals(first.sessionId(), sharing.sessionId(), "one log for both concurrent publications");
+            assertEquals(first.registrationId(), sharing.originalRegistrationId());
+            sharing.close();
+            assertTrue(!first.isClosed(), "the log stays with the first");
             final IllegalArgumentException duplicate =
-                assertThrows(IllegalArgumentException.class, () -> verbus.addPublication(endpoint, 2101));
+                assertThrows(IllegalArgumentException.class, () -> verbus.addExclusivePublication(endpoint, 2101));
             assertTrue(duplicate.getMessage().contains("already carries a publication on stream 2101"),
                 duplicate.getMessage());
 
