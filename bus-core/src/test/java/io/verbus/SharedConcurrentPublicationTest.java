@@ -48,15 +48,7 @@ class SharedConcurrentPublicationTest
             first.close();
             assertTrue(first.isClosed());
             assertFalse(second.isClosed());
-            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[8]);
-            buffer.putLong(0, 42);
-            await("offered after the first closed", () -> second.offer(buffer, 0, 8) > 0);
-            final long[] value = {0};
-            await("delivered after the first closed", () ->
-            {
-                subscription.poll((b, o, l, h) -> value[0] = b.getLong(o), 10);
-                return 42 == value[0];
-            });
+            assertDelivers(second, subscription, 42);
             assertEquals(1, subscription.imageCount());
             second.close();
             await("the image goes with the last publication", () ->
@@ -111,15 +103,7 @@ class SharedConcurrentPublicationTest
             exchangeInOrder(first, second, subscription);
 
             firstClient.close(); // its publication goes with it; the log stays for the second
-            final UnsafeBuffer buffer = new UnsafeBuffer(new byte[8]);
-            buffer.putLong(0, 42);
-            await("offered after the first client closed", () -> second.offer(buffer, 0, 8) > 0);
-            final long[] value = {0};
-            await("delivered after the first client closed", () ->
-            {
-                subscription.poll((b, o, l, h) -> value[0] = b.getLong(o), 10);
-                return 42 == value[0];
-            });
+            assertDelivers(second, subscription, 43);
             assertEquals(1, subscription.imageCount());
         }
     }
@@ -127,6 +111,20 @@ class SharedConcurrentPublicationTest
     private Verbus.Context clientContext()
     {
         return new Verbus.Context().dir(tempDir.resolve("verbus").toString()).driverTimeoutMs(2_000);
+    }
+
+    /** The publication left open still offers, and the subscriber gets its message on the same image. */
+    private static void assertDelivers(final Publication publication, final Subscription subscription, final long value)
+    {
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[8]);
+        buffer.putLong(0, value);
+        await("offered by the publication left", () -> publication.offer(buffer, 0, 8) > 0);
+        final long[] received = {0};
+        await("delivered from the publication left", () ->
+        {
+            subscription.poll((b, o, l, h) -> received[0] = b.getLong(o), 10);
+            return value == received[0];
+        });
     }
 
     /** Alternate offers from one thread: the subscriber gets them in exactly that order, from one image. */
