@@ -98,8 +98,10 @@ final class ClientConductor implements VerbusBackend, Agent
     {
     }
 
+    /** @param sourceIdentity where a bridged media image comes from, or empty for the driver's ipc and spy logs. */
     private record ImageEvent(
-        long imageCorrelationId, int sessionId, int streamId, int termLength, int positionCounterId, String logPath)
+        long imageCorrelationId, int sessionId, int streamId, int termLength, int positionCounterId, String logPath,
+        String sourceIdentity)
     {
     }
 
@@ -302,13 +304,17 @@ final class ClientConductor implements VerbusBackend, Agent
                 final ClientSubscription entry = subscriptions.get(correlationId);
                 if (null != entry)
                 {
+                    final String logPath = buffer.getStringAscii(index + DriverProtocol.LOG_PATH_OFFSET);
+                    final int sourceIdentityOffset = DriverProtocol.LOG_PATH_OFFSET + Integer.BYTES + logPath.length();
                     final ImageEvent event = new ImageEvent(
                         buffer.getLong(index + DriverProtocol.REGISTRATION_ID_OFFSET),
                         buffer.getInt(index + DriverProtocol.SESSION_ID_OFFSET),
                         buffer.getInt(index + DriverProtocol.RESPONSE_STREAM_ID_OFFSET),
                         buffer.getInt(index + DriverProtocol.TERM_LENGTH_OFFSET),
                         buffer.getInt(index + DriverProtocol.POSITION_COUNTER_ID_OFFSET),
-                        buffer.getStringAscii(index + DriverProtocol.LOG_PATH_OFFSET));
+                        logPath,
+                        length >= sourceIdentityOffset + Integer.BYTES ?
+                            buffer.getStringAscii(index + sourceIdentityOffset) : "");
                     if (null == entry.subscription)
                     {
                         entry.early.add(event);
@@ -370,7 +376,8 @@ final class ClientConductor implements VerbusBackend, Agent
             entry.subscription, event.imageCorrelationId(), event.sessionId(), event.streamId(),
             LogBufferDescriptor.initialTermId(metaData), logBuffers.termBuffers(), metaData,
             LogBufferDescriptor.mtuLength(metaData), logBuffers.fileChannel(), position, null,
-            entry.subscription.uri().isSpy() ? "spy" : "ipc", errorHandler,
+            !event.sourceIdentity().isEmpty() ? event.sourceIdentity() :
+                entry.subscription.uri().isSpy() ? "spy" : "ipc", errorHandler,
             (corrupt) -> onCorruptImage(entry, corrupt));
         entry.imageLogs.put(event.imageCorrelationId(), logBuffers);
         entry.subscription.addImage(image);

@@ -443,7 +443,29 @@ final class DriverClients implements Agent
         out.putInt(DriverProtocol.TERM_LENGTH_OFFSET, image.termBufferLength());
         out.putInt(DriverProtocol.POSITION_COUNTER_ID_OFFSET, ((ImagePosition)image.subscriberPosition()).id());
         final int pathLength = out.putStringAscii(DriverProtocol.LOG_PATH_OFFSET, logPath.toString());
-        toClients.transmit(DriverProtocol.ON_AVAILABLE_IMAGE, out, 0, DriverProtocol.LOG_PATH_OFFSET + pathLength);
+        final int identityLength = out.putStringAscii(
+            DriverProtocol.LOG_PATH_OFFSET + pathLength, bridgedSourceIdentity(image.correlationId()));
+        toClients.transmit(DriverProtocol.ON_AVAILABLE_IMAGE, out, 0,
+            DriverProtocol.LOG_PATH_OFFSET + pathLength + identityLength);
+    }
+
+    /**
+     * Under the lock: the source identity of the media image a bridge log copies (the publisher's address on
+     * {@code rdma:}, as Aeron reports a network image's), or empty for the driver's own ipc and spy logs.
+     */
+    private String bridgedSourceIdentity(final long logRegistrationId)
+    {
+        for (final Bridge bridge : bridges.values())
+        {
+            for (final BridgeEntry entry : bridge.entries)
+            {
+                if (entry.publication.registrationId() == logRegistrationId)
+                {
+                    return entry.image.sourceIdentity();
+                }
+            }
+        }
+        return "";
     }
 
     /** Under the driver's lock. */

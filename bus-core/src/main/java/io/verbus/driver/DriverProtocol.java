@@ -29,7 +29,8 @@ import org.agrona.concurrent.status.CountersReader;
  *     <li>{@link #ON_SUBSCRIPTION_READY}: {@code long registrationId}</li>
  *     <li>{@link #ON_ERROR}: {@code long unused, string message}</li>
  *     <li>{@link #ON_AVAILABLE_IMAGE}: {@code long imageCorrelationId, int sessionId, int streamId, int termLength,
- *     int subscriberPositionCounterId, int unused, int unused, long unused, string logPath}</li>
+ *     int subscriberPositionCounterId, int unused, int unused, long unused, string logPath, string sourceIdentity
+ *     (of the media image a bridge log copies; empty for the driver's ipc and spy logs)}</li>
  *     <li>{@link #ON_UNAVAILABLE_IMAGE}: {@code long imageCorrelationId}</li>
  *     <li>{@link #ON_CLIENT_TIMEOUT}: nothing more</li>
  *     <li>{@link #ON_COUNTER_READY}: {@code long registrationId, int counterId}</li>

@@ -14,6 +14,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -51,6 +52,9 @@ class RdmaStandaloneDriverTest
                     subA.imageCount() + " " + subB.imageCount());
                 RdmaRig.sleepMicros(1000);
             }
+            // The clients read the driver's copy of the image, but it names the publisher as the rdma image does.
+            assertEquals("rdma:127.0.0.1:" + port, subA.imageAtIndex(0).sourceIdentity());
+            assertEquals("rdma:127.0.0.1:" + port, subB.imageAtIndex(0).sourceIdentity());
 
             final int messages = 10_000;
             final long[][] next = { { 0 }, { 0 } };
