@@ -4,6 +4,7 @@ import io.verbus.Publication;
 import io.verbus.Subscription;
 import io.verbus.TestSupport;
 import io.verbus.Verbus;
+import io.verbus.test.ProcessUser;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,7 +30,7 @@ class FullDirTest
     @Test
     void shouldRefuseALogThatDoesNotFitNamingThePathAndKeepWorking() throws Exception
     {
-        assumeTrue(isRoot(), "mounting a small tmpfs needs root");
+        assumeTrue(ProcessUser.isRoot(), "mounting a small tmpfs needs root");
         final Path mount = Files.createDirectories(tempDir.resolve("small"));
         mountTmpfs(mount, "1m");
         try
@@ -57,7 +58,7 @@ class FullDirTest
     @Test
     void shouldRefuseToLaunchWhenTheCountersFileDoesNotFitNamingThePath() throws Exception
     {
-        assumeTrue(isRoot(), "mounting a small tmpfs needs root");
+        assumeTrue(ProcessUser.isRoot(), "mounting a small tmpfs needs root");
         final Path mount = Files.createDirectories(tempDir.resolve("tiny"));
         mountTmpfs(mount, "256k");
         try
@@ -76,7 +77,7 @@ class FullDirTest
     @Test
     void shouldTurnASigbusWhilePreTouchingIntoANoSpaceErrorNamingTheFile() throws Exception
     {
-        assumeTrue(isRoot(), "mounting a small tmpfs needs root");
+        assumeTrue(ProcessUser.isRoot(), "mounting a small tmpfs needs root");
         final Path mount = Files.createDirectories(tempDir.resolve("race"));
         mountTmpfs(mount, "64k");
         try
@@ -105,13 +106,6 @@ class FullDirTest
     static void mountTmpfs(final Path mount, final String size) throws Exception
     {
         run("mount", "-t", "tmpfs", "-o", "size=" + size + ",mode=0700", "tmpfs", mount.toString());
-    }
-
-    static boolean isRoot() throws Exception
-    {
-        return Files.readAllLines(Path.of("/proc/self/status")).stream()
-            .filter(line -> line.startsWith("Uid:"))
-            .anyMatch(line -> "0".equals(line.split("\\s+")[1]));
     }
 
     static void run(final String... command) throws Exception

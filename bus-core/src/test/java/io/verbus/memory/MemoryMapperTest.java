@@ -6,6 +6,7 @@ import io.verbus.Subscription;
 import io.verbus.TestSupport;
 import io.verbus.Verbus;
 import io.verbus.log.LogBuffers;
+import io.verbus.test.ProcessUser;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -87,7 +88,8 @@ class MemoryMapperTest
     @Test
     void shouldMapLogsFromHugetlbfsWhenMountedWithFreePages() throws Exception
     {
-        Assumptions.assumeTrue(isRoot(), "needs root to reserve huge pages and mount hugetlbfs; not root here");
+        Assumptions.assumeTrue(ProcessUser.isRoot(),
+            "needs root to reserve huge pages and mount hugetlbfs; not root here");
         final String originalPages = Files.readString(NR_HUGEPAGES).trim();
         final Path mount = Files.createDirectory(tempDir.resolve("huge"));
         Files.writeString(NR_HUGEPAGES, String.valueOf(Long.parseLong(originalPages) + 8));
@@ -130,13 +132,6 @@ class MemoryMapperTest
             Files.writeString(NR_HUGEPAGES, originalPages);
         }
         assertEquals(originalPages, Files.readString(NR_HUGEPAGES).trim());
-    }
-
-    private static boolean isRoot() throws IOException
-    {
-        return Files.readAllLines(Path.of("/proc/self/status")).stream()
-            .filter(line -> line.startsWith("Uid:"))
-            .anyMatch(line -> "0".equals(line.split("\\s+")[1]));
     }
 
     private static void run(final String... command) throws Exception

@@ -2,6 +2,7 @@ package io.verbus.memory;
 
 import io.verbus.TestSupport;
 import io.verbus.Verbus;
+import io.verbus.test.ProcessUser;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -53,7 +54,7 @@ class OwnerOnlyFilesTest
     @Test
     void shouldRefuseADirThatBelongsToAnotherUser() throws Exception
     {
-        assumeTrue(isRoot(), "chown needs root");
+        assumeTrue(ProcessUser.isRoot(), "chown needs root");
         final Path dir = Files.createDirectories(tempDir.resolve("verbus"));
         Files.setAttribute(dir, "unix:uid", 65534);
         final IllegalStateException ex =
@@ -65,7 +66,7 @@ class OwnerOnlyFilesTest
     @Test
     void shouldRefuseASymbolicLinkToADirOfAnotherUser() throws Exception
     {
-        assumeTrue(isRoot(), "chown needs root");
+        assumeTrue(ProcessUser.isRoot(), "chown needs root");
         final Path foreign = Files.createDirectories(tempDir.resolve("foreign"));
         Files.setAttribute(foreign, "unix:uid", 65534);
         Files.createSymbolicLink(tempDir.resolve("verbus"), foreign);
@@ -77,10 +78,5 @@ class OwnerOnlyFilesTest
     static String mode(final Path path) throws Exception
     {
         return PosixFilePermissions.toString(Files.getPosixFilePermissions(path));
-    }
-
-    static boolean isRoot() throws Exception
-    {
-        return FullDirTest.isRoot();
     }
 }

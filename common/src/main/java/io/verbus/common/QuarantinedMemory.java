@@ -57,17 +57,7 @@ public final class QuarantinedMemory
      */
     public static boolean reserveRuntimeQuarantine()
     {
-        int used;
-        do
-        {
-            used = RUNTIME_QUARANTINES.get();
-            if (used >= MAX_RUNTIME_QUARANTINES)
-            {
-                return false;
-            }
-        }
-        while (!RUNTIME_QUARANTINES.compareAndSet(used, used + 1));
-        return true;
+        return AtomicBudget.tryTake(RUNTIME_QUARANTINES, MAX_RUNTIME_QUARANTINES);
     }
 
     /**

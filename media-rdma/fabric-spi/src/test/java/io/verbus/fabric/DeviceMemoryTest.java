@@ -1,6 +1,7 @@
 package io.verbus.fabric;
 
 import io.verbus.common.HugePages;
+import io.verbus.test.ProcessUser;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -85,7 +86,8 @@ class DeviceMemoryTest
     void shouldPutLargeRingsOnHugePagesWhenReservedAndFallBackWhenNot() throws Exception
     {
         final Path nrHugePages = Path.of("/proc/sys/vm/nr_hugepages");
-        Assumptions.assumeTrue(Files.isWritable(nrHugePages) && isRoot(), "needs root to reserve huge pages");
+        Assumptions.assumeTrue(Files.isWritable(nrHugePages) && ProcessUser.isRoot(),
+            "needs root to reserve huge pages");
         final String originalPages = Files.readString(nrHugePages).trim();
         final long length = 2 * HugePages.defaultPageBytes();
         try
@@ -113,12 +115,5 @@ class DeviceMemoryTest
         {
             Files.writeString(nrHugePages, originalPages);
         }
-    }
-
-    private static boolean isRoot() throws Exception
-    {
-        return Files.readAllLines(Path.of("/proc/self/status")).stream()
-            .filter(line -> line.startsWith("Uid:"))
-            .anyMatch(line -> "0".equals(line.split("\\s+")[1]));
     }
 }

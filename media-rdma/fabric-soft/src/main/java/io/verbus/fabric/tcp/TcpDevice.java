@@ -1,5 +1,6 @@
 package io.verbus.fabric.tcp;
 
+import io.verbus.common.AtomicBudget;
 import io.verbus.fabric.DeviceAttributes;
 import io.verbus.fabric.DeviceMemory;
 import io.verbus.fabric.FabricContext;
@@ -94,18 +95,7 @@ public final class TcpDevice extends SoftDevice
      */
     private static boolean claimSpinningBudget(final int cpus)
     {
-        final int budget = Math.max(0, (cpus - 2) / 2);
-        int spinning;
-        do
-        {
-            spinning = SPINNING_NICS.get();
-            if (spinning >= budget)
-            {
-                return false;
-            }
-        }
-        while (!SPINNING_NICS.compareAndSet(spinning, spinning + 1));
-        return true;
+        return AtomicBudget.tryTake(SPINNING_NICS, Math.max(0, (cpus - 2) / 2));
     }
 
     static TcpDevice open(final String name, final FabricContext context)

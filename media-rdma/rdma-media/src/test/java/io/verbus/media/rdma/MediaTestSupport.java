@@ -66,20 +66,6 @@ final class MediaTestSupport
         return new PublicationLog(logBuffers, sessionId, streamId, limit);
     }
 
-    static boolean isRoot()
-    {
-        try
-        {
-            return java.nio.file.Files.readAllLines(Path.of("/proc/self/status")).stream()
-                .filter(line -> line.startsWith("Uid:"))
-                .anyMatch(line -> "0".equals(line.split("\\s+")[1]));
-        }
-        catch (final java.io.IOException ex)
-        {
-            return false;
-        }
-    }
-
     /** Runs a command to completion (30 s at most) and fails with its output unless it exits 0. */
     static void run(final String... command) throws Exception
     {

@@ -32,7 +32,7 @@ class RdmaBadEnvironmentTest
     @Test
     void shouldKeepRetryingThroughAFullFabricDirectoryAndConnectOnceThereIsRoom() throws Exception
     {
-        assumeTrue(MediaTestSupport.isRoot(), "mounting a small tmpfs needs root");
+        assumeTrue(io.verbus.test.ProcessUser.isRoot(), "mounting a small tmpfs needs root");
         final Path fabric = Files.createDirectories(dir.resolve("fabric"));
         MediaTestSupport.run("mount", "-t", "tmpfs", "-o", "size=8m,mode=0700", "tmpfs", fabric.toString());
         final List<LogRecord> records = new CopyOnWriteArrayList<>();
@@ -67,7 +67,7 @@ class RdmaBadEnvironmentTest
     @Test
     void shouldKeepRetryingThroughAReadOnlyFabricDirectoryAndConnectOnceWritable() throws Exception
     {
-        assumeTrue(MediaTestSupport.isRoot(), "mounting a tmpfs needs root");
+        assumeTrue(io.verbus.test.ProcessUser.isRoot(), "mounting a tmpfs needs root");
         // The subscriber sees the publisher's fabric directory through a bind mount that is made read-only.
         final Path fabric = Files.createDirectories(dir.resolve("fabric"));
         final Path view = Files.createDirectories(dir.resolve("fabric-view"));

@@ -160,7 +160,7 @@ class RdmaSecretTest
     @Test
     void shouldRefuseASecretFileOwnedByAnotherUser() throws Exception
     {
-        org.junit.jupiter.api.Assumptions.assumeTrue(MediaTestSupport.isRoot(), "chown needs root");
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.verbus.test.ProcessUser.isRoot(), "chown needs root");
         final Path file = dir.resolve("foreign");
         Files.writeString(file, "a-good-length-secret-0123456789", StandardCharsets.UTF_8);
         Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
