@@ -13,6 +13,8 @@ public final class HugePages
     private static final Path MEMINFO = Path.of("/proc/meminfo");
     /** What x86-64 (and aarch64 with 4 KiB base pages) use by default, assumed where the kernel does not say. */
     private static final long COMMON_PAGE_BYTES = 2L << 20;
+    /** Read once: the default size is fixed at boot ({@code hugepagesz=}), unlike the count of free pages. */
+    private static final long DEFAULT_PAGE_BYTES = readDefaultPageBytes();
 
     private HugePages()
     {
@@ -21,14 +23,19 @@ public final class HugePages
     /** @return the default huge page size ({@code Hugepagesize}), or 2 MiB if unknown. */
     public static long defaultPageBytes()
     {
-        final long kilobytes = meminfoValue("Hugepagesize:");
-        return kilobytes > 0 ? kilobytes * 1024 : COMMON_PAGE_BYTES;
+        return DEFAULT_PAGE_BYTES;
     }
 
     /** @return free default huge pages ({@code HugePages_Free}), 0 if unknown. */
     public static long freePages()
     {
         return Math.max(0, meminfoValue("HugePages_Free:"));
+    }
+
+    private static long readDefaultPageBytes()
+    {
+        final long kilobytes = meminfoValue("Hugepagesize:");
+        return kilobytes > 0 ? kilobytes * 1024 : COMMON_PAGE_BYTES;
     }
 
     private static long meminfoValue(final String key)
