@@ -248,8 +248,7 @@ final class VerbusDriver implements VerbusBackend
                     new NativeLog(registrationId, null == factory, publicationLog, publisherPosition, window);
                 final LogResources releaseLog = new LogResources(logBuffers, allocated);
 
-                final ConcurrentLog concurrentLog = exclusive ? null : new ConcurrentLog(uri, streamId, nativeLog,
-                    backPressure);
+                final ConcurrentLog concurrentLog = exclusive ? null : new ConcurrentLog(uri, nativeLog, backPressure);
                 final LogPublication publication = null == factory ?
                     newIpcPublication(channel, streamId, nativeLog, backPressure, concurrentLog) :
                     newMediaPublication(channel, uri, factory, allowDirect, nativeLog, backPressure, concurrentLog);
@@ -559,12 +558,8 @@ final class VerbusDriver implements VerbusBackend
         final AtomicCounter backPressure,
         final ConcurrentLog concurrentLog)
     {
-        final PublicationLog publicationLog = nativeLog.publicationLog();
-        final LogPublication publication = null == concurrentLog ?
-            new ExclusiveLogPublication(channel, publicationLog, backPressure,
-                (p) -> onPublicationClose(nativeLog, null), null) :
-            new ConcurrentLogPublication(channel, publicationLog, backPressure,
-                (p) -> onConcurrentPublicationClose(concurrentLog, p));
+        final LogPublication publication =
+            newLogPublication(channel, nativeLog, backPressure, concurrentLog, null, null);
         ipcLogs.add(nativeLog);
         for (final NativeSubscription subscription : ipcSubscriptions)
         {
@@ -586,29 +581,43 @@ final class VerbusDriver implements VerbusBackend
         final AtomicCounter backPressure,
         final ConcurrentLog concurrentLog)
     {
-        final PublicationLog publicationLog = nativeLog.publicationLog();
-        final boolean exclusive = null == concurrentLog;
-        final MediaSender sender = factory.newSender(mediaContext, uri, publicationLog);
-        final boolean direct = allowDirect && exclusive && sender.supportsDirectSend();
+        final MediaSender sender = factory.newSender(mediaContext, uri, nativeLog.publicationLog());
+        final boolean direct = allowDirect && null == concurrentLog && sender.supportsDirectSend();
         // Direct mode: the writer sends itself, and the sender agent drives the media while it is idle.
         final DirectSendHandOff handOff = direct ? new DirectSendHandOff(sender, context.nanoClock()) : null;
         final MediaSender agentDuty = direct ? handOff : sender;
-        final LogPublication publication;
-        if (exclusive)
-        {
-            publication = new ExclusiveLogPublication(channel, publicationLog, backPressure,
-                (p) -> onPublicationClose(nativeLog, agentDuty), handOff);
-        }
-        else
-        {
-            concurrentLog.sender = agentDuty;
-            publication = new ConcurrentLogPublication(channel, publicationLog, backPressure,
-                (p) -> onConcurrentPublicationClose(concurrentLog, p));
-        }
+        final LogPublication publication =
+            newLogPublication(channel, nativeLog, backPressure, concurrentLog, agentDuty, handOff);
         senderAgent.add(agentDuty);
         mediaLogs.put(nativeLog, uri);
         attachSpies(nativeLog, uri);
         return publication;
+    }
+
+    /**
+     * The first publication of a new log: exclusive when {@code concurrentLog} is null, else concurrent, its log then
+     * closing with the last publication that shares it.
+     *
+     * @param agentDuty the media sender the sender agent runs for the log, to remove at its close; null on ipc.
+     * @param handOff   the direct-mode hand-off of an exclusive media publication, or null.
+     */
+    private LogPublication newLogPublication(
+        final String channel,
+        final NativeLog nativeLog,
+        final AtomicCounter backPressure,
+        final ConcurrentLog concurrentLog,
+        final MediaSender agentDuty,
+        final DirectSendHandOff handOff)
+    {
+        final PublicationLog publicationLog = nativeLog.publicationLog();
+        if (null == concurrentLog)
+        {
+            return new ExclusiveLogPublication(channel, publicationLog, backPressure,
+                (p) -> onPublicationClose(nativeLog, agentDuty), handOff);
+        }
+        concurrentLog.sender = agentDuty;
+        return new ConcurrentLogPublication(channel, publicationLog, backPressure,
+            (p) -> onConcurrentPublicationClose(concurrentLog, p));
     }
 
     /**
@@ -623,13 +632,14 @@ final class VerbusDriver implements VerbusBackend
     {
         for (final ConcurrentLog concurrentLog : concurrentLogs)
         {
-            if (concurrentLog.streamId == streamId && concurrentLog.uri.isSameChannelAs(uri) &&
-                (null == requestedSessionId || requestedSessionId == concurrentLog.log.publicationLog().sessionId()))
+            final PublicationLog log = concurrentLog.log.publicationLog();
+            if (log.streamId() == streamId && concurrentLog.uri.isSameChannelAs(uri) &&
+                (null == requestedSessionId || requestedSessionId == log.sessionId()))
             {
                 concurrentLog.publicationCount++;
-                final LogPublication publication = new ConcurrentLogPublication(channel,
-                    concurrentLog.log.publicationLog(), concurrentLog.backPressure,
-                    (p) -> onConcurrentPublicationClose(concurrentLog, p), nextRegistrationId++);
+                final LogPublication publication = new ConcurrentLogPublication(channel, log,
+                    concurrentLog.backPressure, (p) -> onConcurrentPublicationClose(concurrentLog, p),
+                    nextRegistrationId++);
                 publications.add(publication);
                 return publication;
             }
@@ -652,21 +662,19 @@ final class VerbusDriver implements VerbusBackend
         onPublicationClose(concurrentLog.log, concurrentLog.sender);
     }
 
-    /** The log of concurrent publications of one channel and stream, and how many of them are open. */
+    /** The log of concurrent publications of one channel (its stream the log's), and how many of them are open. */
     private static final class ConcurrentLog
     {
         final ChannelUri uri;
-        final int streamId;
         final NativeLog log;
         final AtomicCounter backPressure;
         /** The media sender to remove when the log closes; null on ipc. */
         MediaSender sender;
         int publicationCount = 1;
 
-        ConcurrentLog(final ChannelUri uri, final int streamId, final NativeLog log, final AtomicCounter backPressure)
+        ConcurrentLog(final ChannelUri uri, final NativeLog log, final AtomicCounter backPressure)
         {
             this.uri = uri;
-            this.streamId = streamId;
             this.log = log;
             this.backPressure = backPressure;
         }
