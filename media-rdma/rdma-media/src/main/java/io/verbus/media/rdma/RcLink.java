@@ -136,7 +136,7 @@ abstract class RcLink
         while (null != (link = queue.poll()))
         {
             link.requestClose(reason);
-            link.retired = true;
+            link.retire(); // closing its socket ends its control thread's watch at once
         }
     }
 
