@@ -45,8 +45,9 @@ class ReportFilesTest
                 final Histogram interval = latencies(1_000 * (second + 1));
                 interval.setStartTimeStamp(1_700_000_000_000L + second * 1000L);
                 interval.setEndTimeStamp(1_700_000_000_000L + (second + 1) * 1000L);
-                files.appendInterval(interval);
                 total.add(interval);
+                files.appendInterval(interval);
+                interval.reset(); // the run reuses one interval histogram: the files keep their own copy
             }
             files.writePercentileDistribution(total);
         }
