@@ -35,14 +35,13 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 
 import static io.verbus.fabric.shm.ShmLayout.*;
 
 /**
  * An shm device: a directory {@code <shm dir>/dev-<gid hex>} holding a control file (pid, heartbeat), a
- * region table that peers check rkeys against, and one file per QP. A daemon thread refreshes the
- * heartbeat every quarter of the liveness timeout.
+ * region table that peers check rkeys against, and one file per QP. The process's {@link ShmHeartbeat} thread
+ * refreshes the heartbeat every quarter of the liveness timeout.
  */
 public final class ShmDevice extends SoftDevice
 {
@@ -65,7 +64,6 @@ public final class ShmDevice extends SoftDevice
     private final Arena arena = Arena.ofShared();
     private final MemorySegment control;
     private final MemorySegment regions;
-    private final Thread heartbeat;
     private final Map<String, ShmPeer> peers = new HashMap<>();
     private final List<Allocation> allocations = new CopyOnWriteArrayList<>();
     private final DeviceMemory memory = new DeviceMemory();
@@ -114,8 +112,7 @@ public final class ShmDevice extends SoftDevice
         // The magic goes last: a peer that sees it sees a complete control file.
         INT.setRelease(control, (long)CONTROL_MAGIC_OFFSET, MAGIC);
 
-        heartbeat = Thread.ofPlatform().daemon().name("verbus-shm-heartbeat-" + name).unstarted(this::beat);
-        heartbeat.start();
+        ShmHeartbeat.register(this);
     }
 
     static ShmDevice open(final String name, final FabricContext context)
@@ -140,14 +137,17 @@ public final class ShmDevice extends SoftDevice
             List.of(new PortAttributes(1, PortState.ACTIVE, LinkLayer.SHARED_MEMORY, 0, gid, 0, 4096)));
     }
 
-    private void beat()
+    /**
+     * The heartbeat thread: refresh this device's heartbeat, unless it is closed or killed (fault injection).
+     *
+     * @param nowNs System.nanoTime() of this round of beats.
+     */
+    void beat(final long nowNs)
     {
-        while (!isClosed() && !faultInjection().isKilled())
+        if (!isClosed() && !faultInjection().isKilled())
         {
-            final long nowNs = System.nanoTime();
             lastBeatNs = nowNs;
             LONG.setRelease(control, (long)CONTROL_HEARTBEAT_NS_OFFSET, nowNs);
-            LockSupport.parkNanos(heartbeatPeriodNs);
         }
     }
 
@@ -163,7 +163,7 @@ public final class ShmDevice extends SoftDevice
     }
 
     /**
-     * @return how often this device's heartbeat thread beats.
+     * @return how often this device's heartbeat is refreshed.
      */
     long heartbeatPeriodNs()
     {
@@ -446,16 +446,7 @@ public final class ShmDevice extends SoftDevice
     protected void onClose()
     {
         INT.setRelease(control, (long)CONTROL_STATE_OFFSET, DEVICE_CLOSED);
-        heartbeat.interrupt();
-        LockSupport.unpark(heartbeat);
-        try
-        {
-            heartbeat.join(TimeUnit.SECONDS.toMillis(5));
-        }
-        catch (final InterruptedException ex)
-        {
-            Thread.currentThread().interrupt();
-        }
+        ShmHeartbeat.unregister(this); // no beat touches the control file once this returns: it is unmapped below
         synchronized (this)
         {
             for (final ShmPeer peer : peers.values())
