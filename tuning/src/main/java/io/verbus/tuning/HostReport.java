@@ -20,6 +20,7 @@ public final class HostReport
         new CpuIsolationCheck(),
         new CStateCheck(),
         new TransparentHugePageCheck(),
+        new DamonCheck(),
         new HugePageCheck(),
         new MemlockCheck(),
         new NumaCheck(),

@@ -238,6 +238,7 @@ final class FakeHost
             .idleState(8, 2, "C6", 133, true)
             .file("/sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never")
             .file("/sys/kernel/mm/transparent_hugepage/defrag", "always defer defer+madvise [madvise] never")
+            .file("/sys/kernel/mm/damon/admin/kdamonds/0/state", "off")
             .hugePages("hugepages-2048kB", 512, 512)
             .hugePages("hugepages-1048576kB", 0, 0)
             .file("/proc/mounts",
@@ -314,6 +315,9 @@ final class FakeHost
             .idleState(4, 3, "C6", 133, false)
             .file("/sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never")
             .file("/sys/kernel/mm/transparent_hugepage/defrag", "[always] defer defer+madvise madvise never")
+            .file("/sys/kernel/mm/damon/admin/kdamonds/0/state", "on")
+            .file("/sys/kernel/mm/damon/admin/kdamonds/1/state", "off")
+            .file("/sys/module/damon_reclaim/parameters/enabled", "Y")
             .hugePages("hugepages-2048kB", 0, 0)
             .file("/proc/mounts", "sysfs /sys sysfs rw 0 0\ntmpfs /dev/shm tmpfs rw 0 0")
             .memlock("65536")

@@ -50,6 +50,7 @@ class HostReportTest
         assertLine(lines.get(i++), Status.OK, "cpu.cstates",
             "deepest enabled idle state C1 exits in 2 us (limit 2 us)", "none");
         assertLine(lines.get(i++), Status.OK, "mem.thp", "enabled=madvise, defrag=madvise", "none");
+        assertLine(lines.get(i++), Status.OK, "mem.damon", "no DAMON worker running", "none");
         assertLine(lines.get(i++), Status.OK, "mem.hugepages-2M",
             "512 reserved, 512 free (1 GiB) covers the rings' 48 MiB (assumed term-length 16m x 3 partitions x 1 " +
             "subscriber)", "none");
@@ -106,6 +107,10 @@ class HostReportTest
         assertLine(lines.get(i++), Status.WARN, "mem.thp", "enabled=always, defrag=always",
             "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled; " +
             "echo madvise > /sys/kernel/mm/transparent_hugepage/defrag");
+        assertLine(lines.get(i++), Status.WARN, "mem.damon", "kdamond 0, damon_reclaim running",
+            "if nothing on this host needs it: echo off > /sys/kernel/mm/damon/admin/kdamonds/0/state; " +
+            "echo N > /sys/module/damon_reclaim/parameters/enabled; else keep the spinning threads on isolated cores");
+        assertTrue(lines.get(i - 1).commands().isEmpty(), "whoever started DAMON may need it: manual");
         assertLine(lines.get(i++), Status.WARN, "mem.hugepages-2M",
             "0 reserved, 0 free (0 B) short of the rings' 48 MiB (assumed term-length 16m x 3 partitions",
             "echo 24 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages");
@@ -161,6 +166,7 @@ class HostReportTest
         assertLine(lines.get(i++), Status.ABSENT, "cpu.cstates", "no cpuidle states (driver: none)",
             "intel_idle.max_cstate=1");
         assertLine(lines.get(i++), Status.OK, "mem.thp", "enabled=madvise", "none");
+        assertLine(lines.get(i++), Status.ABSENT, "mem.damon", "no DAMON in this kernel", "none");
         assertLine(lines.get(i++), Status.WARN, "mem.hugepages-2M", "0 reserved, 0 free", "echo 24 >");
         assertLine(lines.get(i++), Status.OK, "mem.hugepages-1G", "not needed for rings under 1 GiB", "none");
         assertLine(lines.get(i++), Status.WARN, "mem.hugetlbfs", "no hugetlbfs mount", "mount -t hugetlbfs");
