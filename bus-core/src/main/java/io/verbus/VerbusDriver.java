@@ -616,8 +616,7 @@ final class VerbusDriver implements VerbusBackend
                 (p) -> onPublicationClose(nativeLog, agentDuty), handOff);
         }
         concurrentLog.sender = agentDuty;
-        return new ConcurrentLogPublication(channel, publicationLog, backPressure,
-            (p) -> onConcurrentPublicationClose(concurrentLog, p));
+        return newConcurrentPublication(channel, concurrentLog, publicationLog.registrationId());
     }
 
     /**
@@ -637,14 +636,26 @@ final class VerbusDriver implements VerbusBackend
                 (null == requestedSessionId || requestedSessionId == log.sessionId()))
             {
                 concurrentLog.publicationCount++;
-                final LogPublication publication = new ConcurrentLogPublication(channel, log,
-                    concurrentLog.backPressure, (p) -> onConcurrentPublicationClose(concurrentLog, p),
-                    nextRegistrationId++);
+                final LogPublication publication =
+                    newConcurrentPublication(channel, concurrentLog, nextRegistrationId++);
                 publications.add(publication);
                 return publication;
             }
         }
         return null;
+    }
+
+    /**
+     * Under the lock: one concurrent publication on the shared log, the first or a later one; whichever closes last
+     * closes the log.
+     *
+     * @param registrationId the publication's own id (the log's for the first).
+     */
+    private LogPublication newConcurrentPublication(
+        final String channel, final ConcurrentLog concurrentLog, final long registrationId)
+    {
+        return new ConcurrentLogPublication(channel, concurrentLog.log.publicationLog(), concurrentLog.backPressure,
+            (p) -> onConcurrentPublicationClose(concurrentLog, p), registrationId);
     }
 
     /** A concurrent publication closed: its log closes with the last publication that shares it. */
