@@ -67,6 +67,7 @@ class RdmaHandshakeOverTcpTest
         logger.addHandler(handler);
         final boolean parentHandlers = logger.getUseParentHandlers();
         logger.setUseParentHandlers(false);
+        final long rejectedAtEnd;
         try (RdmaRig rig = new RdmaRig(dir, "shm", 64 * 1024, null, "heartbeat", "10ms", "timeout", "300ms"))
         {
             final Random random = new Random(42);
@@ -95,6 +96,11 @@ class RdmaHandshakeOverTcpTest
             final RdmaRig.Subscriber legit = rig.addSubscriber();
             rig.awaitCondition("a legitimate subscriber still connects", 20_000,
                 () -> legit.image() != null && rig.sender.subscriberCount() == 1);
+            // On a loaded host the legitimate subscriber's first attempt may miss this rig's 300 ms step timeout and
+            // be rejected (and logged) like the rest before its retry connects; it is connected now, so no more come.
+            rejectedAtEnd = rig.sender.rejectedHandshakes();
+            assertTrue(rejectedAtEnd - CLIENTS <= 2, "the legitimate subscriber was rejected " +
+                (rejectedAtEnd - CLIENTS) + " times");
         }
         finally
         {
@@ -103,7 +109,7 @@ class RdmaHandshakeOverTcpTest
         }
         // Closed: the rate-limited lines were flushed. Lines plus the counts they give of lines left out agree with
         // the counter: every rejection is in the log.
-        assertEquals(CLIENTS, loggedRejections(records), "the log accounts for every rejection");
+        assertEquals(rejectedAtEnd, loggedRejections(records), "the log accounts for every rejection");
     }
 
     /** @return rejections the log accounts for: one per line, plus the "and N more" / "N more" it reports. */
