@@ -393,7 +393,10 @@ final class TcpResponder
         {
             return awaitReceive(connection, sequence, in.getInt(frame + TcpWire.REQUEST_RNR_BUDGET_US_OFFSET), nowNs);
         }
-        final int responsePayload = opcode == WorkRequestOpcode.RDMA_READ ? length : 0;
+        // A READ longer than any message would need a response frame no requester accepts, and a write buffer sized
+        // from a peer's one int (up to 2 GiB, which overflowed the sizing and threw): NAKed as a NIC does.
+        final boolean readTooLong = opcode == WorkRequestOpcode.RDMA_READ && length > TcpDevice.MAX_MESSAGE_LENGTH;
+        final int responsePayload = opcode == WorkRequestOpcode.RDMA_READ && !readTooLong ? length : 0;
         if (!connection.canReserve(TcpWire.RESPONSE_HEADER_LENGTH + responsePayload))
         {
             return HOLD;
@@ -423,14 +426,9 @@ final class TcpResponder
             }
             case RDMA_READ ->
             {
-                if (length > 0)
-                {
-                    readRegion = readableRegion(rkey, remoteAddress, length);
-                    if (null == readRegion)
-                    {
-                        status = WorkCompletionStatus.REM_ACCESS_ERR;
-                    }
-                }
+                readRegion = readTooLong || 0 == length ? null : readableRegion(rkey, remoteAddress, length);
+                status = readTooLong ? WorkCompletionStatus.REM_INV_REQ_ERR : length > 0 && null == readRegion ?
+                    WorkCompletionStatus.REM_ACCESS_ERR : WorkCompletionStatus.SUCCESS;
             }
             case ATOMIC_FETCH_AND_ADD, ATOMIC_CMP_AND_SWP ->
             {

@@ -17,6 +17,7 @@ import io.verbus.fabric.SendFlags;
 import io.verbus.fabric.WorkCompletion;
 import io.verbus.fabric.WorkCompletionStatus;
 import io.verbus.fabric.WorkRequestBatch;
+import io.verbus.fabric.WorkRequestOpcode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -51,7 +52,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * Someone who can reach a tcp NIC's port but never took part in the authenticated handshake: QPNs are sequential
  * and guessable, PSNs are not. A raw socket sends hellos to the NIC that holds a connected, working QP pair's
  * responder; every hello short of both QPNs and both PSNs is refused (its socket closed, no answer), the QP's own
- * connection stays, and a WRITE after the attack lands. A hello with all four right is the only one answered.
+ * connection stays, and a WRITE after the attack lands. A hello with all four right is the only one answered. And
+ * one who has all four (a peer that took part) is still checked request by request.
  */
 class TcpHelloHijackTest
 {
@@ -90,6 +92,7 @@ class TcpHelloHijackTest
     private Fabric responderFabric;
     private ProtectionDomain initiatorPd;
     private ProtectionDomain responderPd;
+    private Device responderDevice;
     private TcpNic responderNic;
     private CompletionQueue initiatorCq;
     private CompletionQueue responderCq;
@@ -111,6 +114,7 @@ class TcpHelloHijackTest
         responderFabric = Fabrics.open("tcp", context(connectTimeoutNs));
         final Device initiator = initiatorFabric.openDevice();
         final Device responder = responderFabric.openDevice();
+        responderDevice = responder;
         responderNic = ((TcpDevice)responder).nic();
         initiatorPd = initiator.allocateProtectionDomain();
         responderPd = responder.allocateProtectionDomain();
@@ -364,6 +368,76 @@ class TcpHelloHijackTest
         assertTrue(warnings.getFirst().getMessage().contains("refused a connection from"),
             warnings.getFirst().getMessage());
         assertWriteLands(requester);
+    }
+
+    /**
+     * A peer that did take part in the handshake (it knows both QPNs and PSNs) is still a peer: what it sends is
+     * checked. A READ may not ask for more than the NIC's largest message, however large the readable region is:
+     * the response is one frame, and a length the requester could never accept once had the responder size a
+     * buffer for it (a 1 GiB term log asked for whole made the buffer size overflow and threw on the NIC's thread).
+     * The responder NAKs it (and enters ERR, as an RC responder does after a NAK), and the NIC still serves other
+     * QP pairs.
+     */
+    @Test
+    void shouldNakAReadLongerThanTheLargestMessageWithoutSizingABufferForIt() throws IOException
+    {
+        final long readableLength = TcpDevice.MAX_MESSAGE_LENGTH + 2L * REGION_LENGTH;
+        final MemoryRegion readable = responderPd.registerMemory(
+            responderDevice.allocateMemory(readableLength), AccessFlags.REMOTE_READ);
+        final long directBytesBefore = directBufferBytes();
+        try (SocketChannel peer = SocketChannel.open(responderPort))
+        {
+            writeFully(peer, helloFromRequester());
+            final ByteBuffer answer = ByteBuffer.allocate(TcpWire.HELLO_LENGTH);
+            readFully(peer, answer);
+
+            final ByteBuffer read = ByteBuffer.allocate(TcpWire.REQUEST_HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+            read.putInt(TcpWire.FRAME_LENGTH_OFFSET, TcpWire.REQUEST_HEADER_LENGTH)
+                .put(TcpWire.FRAME_TYPE_OFFSET, TcpWire.TYPE_REQUEST)
+                .put(TcpWire.REQUEST_OPCODE_OFFSET, (byte)WorkRequestOpcode.RDMA_READ.ordinal())
+                .putShort(TcpWire.REQUEST_FLAGS_OFFSET, (short)SendFlags.SIGNALED)
+                .putLong(TcpWire.REQUEST_SEQUENCE_OFFSET, writes) // one request per WRITE so far
+                .putLong(TcpWire.REQUEST_REMOTE_ADDRESS_OFFSET, readable.address())
+                .putInt(TcpWire.REQUEST_RKEY_OFFSET, readable.rkey())
+                .putInt(TcpWire.REQUEST_LENGTH_OFFSET, TcpDevice.MAX_MESSAGE_LENGTH + REGION_LENGTH);
+            writeFully(peer, read);
+
+            final ByteBuffer response =
+                ByteBuffer.allocate(TcpWire.RESPONSE_HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+            readFully(peer, response);
+            assertEquals(TcpWire.RESPONSE_HEADER_LENGTH, response.getInt(TcpWire.FRAME_LENGTH_OFFSET),
+                "a NAK with no payload");
+            assertEquals(TcpWire.TYPE_RESPONSE, response.get(TcpWire.FRAME_TYPE_OFFSET));
+            assertEquals(WorkCompletionStatus.REM_INV_REQ_ERR.ordinal(), response.get(TcpWire.RESPONSE_STATUS_OFFSET));
+            assertEquals(writes, response.getLong(TcpWire.RESPONSE_SEQUENCE_OFFSET));
+        }
+        assertEquals(QueuePairState.ERR, target.state());
+        assertTrue(directBufferBytes() - directBytesBefore < TcpDevice.MAX_MESSAGE_LENGTH,
+            "no buffer sized for the READ: " + (directBufferBytes() - directBytesBefore) + " direct bytes more");
+
+        final QueuePair lateRequester = initiatorPd.createQueuePair(new QueuePairConfig().completionQueue(initiatorCq));
+        final QueuePair lateTarget = responderPd.createQueuePair(new QueuePairConfig().completionQueue(responderCq));
+        lateRequester.connect(lateTarget.localConnectionInfo());
+        lateTarget.connect(lateRequester.localConnectionInfo());
+        assertWriteLands(lateRequester);
+    }
+
+    private static void readFully(final SocketChannel channel, final ByteBuffer into) throws IOException
+    {
+        channel.configureBlocking(false);
+        final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+        while (into.hasRemaining())
+        {
+            if (channel.read(into) < 0)
+            {
+                fail("the NIC closed the connection after " + into.position() + " bytes");
+            }
+            if (System.nanoTime() > deadlineNs)
+            {
+                fail("only " + into.position() + " of " + into.capacity() + " bytes in time");
+            }
+            LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(100));
+        }
     }
 
     private void assertRefusedAndPairStillWorks(final ByteBuffer hello) throws IOException
