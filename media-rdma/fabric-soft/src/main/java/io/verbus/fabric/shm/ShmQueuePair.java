@@ -776,9 +776,14 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                 final int slot = (int)(rqNext % rqDepth);
                 final long slotOffset = slotBase + slot * slotLength;
                 final int slotStatus = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_STATUS_OFFSET);
-                final WorkCompletionOpcode opcode =
-                    WorkCompletionOpcode.fromCode(file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_OPCODE_OFFSET));
+                final int opcodeCode = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_OPCODE_OFFSET);
                 final int byteLength = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_LENGTH_OFFSET);
+                if (!isSoundDeposit(slotStatus, opcodeCode, byteLength))
+                {
+                    enterError(); // as a NIC given a malformed packet: the connection is lost, the receives flushed
+                    break;
+                }
+                final WorkCompletionOpcode opcode = WorkCompletionOpcode.fromCode(opcodeCode);
                 final int immediate = file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_IMMEDIATE_OFFSET);
                 final boolean hasImmediate =
                     file.get(ValueLayout.JAVA_INT, slotOffset + SLOT_HAS_IMMEDIATE_OFFSET) != 0;
@@ -796,9 +801,10 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                     continue;
                 }
                 WorkCompletionStatus status = WorkCompletionStatus.SUCCESS;
-                if (slotStatus == SLOT_STATUS_LENGTH_ERROR)
+                if (slotStatus == SLOT_STATUS_LENGTH_ERROR ||
+                    (opcode == WorkCompletionOpcode.RECV && byteLength > rqLength[slot]))
                 {
-                    status = WorkCompletionStatus.LOC_LEN_ERR;
+                    status = WorkCompletionStatus.LOC_LEN_ERR; // the second: the initiator's own check, skipped
                 }
                 else if (opcode == WorkCompletionOpcode.RECV && byteLength > 0)
                 {
@@ -837,10 +843,35 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             }
             return work;
         }
+        catch (final RuntimeException | InternalError ex)
+        {
+            enterError(); // the peer's file misbehaves (e.g. truncated under us): a lost connection, not a thrown poll
+            return 1;
+        }
         finally
         {
             receiveBusy.lazySet(false);
         }
+    }
+
+    /**
+     * A deposit is the peer's to write, so nothing in it is taken on trust: the count of deposits must stay within
+     * the receives posted here (an SRQ's are checked when its index is), the opcode must be a receive's, and a
+     * SEND's payload must fit its slot (a length error carries no payload, only the SEND's length). A
+     * WRITE_WITH_IMM's length describes the WRITE, placed already.
+     */
+    private boolean isSoundDeposit(final int slotStatus, final int opcodeCode, final int byteLength)
+    {
+        if (null == srq && rqNext >= receiveTail())
+        {
+            return false;
+        }
+        if (opcodeCode == WorkCompletionOpcode.RECV.code())
+        {
+            return byteLength >= 0 &&
+                (byteLength <= ShmDevice.SEND_SLOT_CAPACITY || slotStatus == SLOT_STATUS_LENGTH_ERROR);
+        }
+        return opcodeCode == WorkCompletionOpcode.RECV_RDMA_WITH_IMM.code() && byteLength >= 0;
     }
 
     /**
