@@ -19,7 +19,7 @@ import java.nio.channels.SocketChannel;
  */
 final class TcpConnection
 {
-    private static final int INITIAL_BUFFER_BYTES = 256 * 1024;
+    static final int INITIAL_BUFFER_BYTES = 256 * 1024;
     /**
      * The buffers of an accepted connection until its hello is proven: room for the hello and its answer only.
      * Anyone who reaches the port can open connections as fast as they like, and each one's buffers are direct memory
@@ -156,6 +156,12 @@ final class TcpConnection
         return readBuffer;
     }
 
+    /** @return the read buffer's size now, for tests of its growth and return. */
+    int readBufferCapacity()
+    {
+        return readBuffer.capacity();
+    }
+
     MemorySegment readSegment()
     {
         return readSegment;
@@ -164,20 +170,51 @@ final class TcpConnection
     void doneReading()
     {
         readBuffer.compact();
+        final int buffered = readBuffer.position();
+        if (readBuffer.capacity() > INITIAL_BUFFER_BYTES && buffered <= INITIAL_BUFFER_BYTES &&
+            (buffered < TcpWire.FRAME_TYPE_OFFSET ||
+            readBuffer.getInt(TcpWire.FRAME_LENGTH_OFFSET) <= INITIAL_BUFFER_BYTES))
+        {
+            // The frame it grew for is consumed (the next, if begun, fits): give the memory back rather than keep it
+            // for the connection's life (a peer's one header would otherwise pin up to 32 MiB per connection, and a
+            // publisher has a connection per subscriber).
+            final ByteBuffer streaming = allocate(INITIAL_BUFFER_BYTES);
+            readBuffer.flip();
+            streaming.put(readBuffer);
+            readBuffer = streaming;
+            readSegment = wholeOf(streaming);
+        }
     }
 
     /**
-     * Make sure a frame of {@code frameLength} fits the read buffer; call in read mode.
+     * Make sure a frame of {@code frameLength} fits the read buffer; call in read mode. Grown to the frame's size (in
+     * pages), not the next power of two, and only while the frame is read (see {@link #doneReading()}).
+     *
+     * @throws IOException when the JVM has no direct memory left for it: this connection is lost, not the thread.
      */
-    void ensureReadCapacity(final int frameLength)
+    void ensureReadCapacity(final int frameLength) throws IOException
     {
         if (frameLength > readBuffer.capacity())
         {
-            final ByteBuffer bigger = allocate(Integer.highestOneBit(frameLength - 1) << 1);
+            final ByteBuffer bigger = allocateOrFail(frameLength);
             readSegment = wholeOf(bigger);
             bigger.put(readBuffer);
             bigger.flip();
             readBuffer = bigger;
+        }
+    }
+
+    private static ByteBuffer allocateOrFail(final int frameLength) throws IOException
+    {
+        final int pageBytes = 4096;
+        try
+        {
+            return allocate((int)Math.min(Integer.MAX_VALUE - pageBytes, ((long)frameLength + pageBytes - 1) &
+                -pageBytes));
+        }
+        catch (final OutOfMemoryError ex)
+        {
+            throw new IOException("no direct memory for a " + frameLength + "-byte frame buffer: " + ex.getMessage());
         }
     }
 
@@ -332,7 +369,7 @@ final class TcpConnection
                 {
                     return -1;
                 }
-                writeBuffer = allocate(Integer.highestOneBit(frameLength - 1) << 1);
+                writeBuffer = allocateOrFail(frameLength);
                 writeSegment = wholeOf(writeBuffer);
             }
         }

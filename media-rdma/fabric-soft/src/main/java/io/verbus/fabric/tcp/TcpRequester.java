@@ -326,7 +326,7 @@ final class TcpRequester
         return work;
     }
 
-    private int processResponses(final TcpConnection connection, final long nowNs)
+    private int processResponses(final TcpConnection connection, final long nowNs) throws IOException
     {
         final ByteBuffer in = connection.startReading();
         int work = 0;

@@ -194,6 +194,39 @@ class TcpDataPathTest
             "payloads read straight into the region: " + ((TcpQueuePair)target).directPlacements());
     }
 
+    /**
+     * A SEND is the one request the responder must hold whole before it applies it, so its read buffer grows to the
+     * frame's size; once the frame is consumed the buffer goes back to the streaming size instead of staying grown
+     * for the connection's life (a peer could otherwise pin up to 32 MiB per connection with one large frame).
+     */
+    @Test
+    void shouldReturnTheReadBufferAfterALargeSendIsConsumed()
+    {
+        connect(context(), context(), 4 << 20);
+        final int length = (1 << 20) + 13;
+        final byte[] data = new byte[length];
+        new Random(17).nextBytes(data);
+        MemorySegment.copy(data, 0, source.segment(), ValueLayout.JAVA_BYTE, 0, length);
+        for (int i = 0; i < 2; i++)
+        {
+            sink.segment().fill((byte)0);
+            assertEquals(PostResult.OK, target.postReceive(10 + i, sink.address(), length, sink.lkey()));
+            batch.clear().add().send(1, source.address(), length, source.lkey(), SendFlags.SIGNALED);
+            assertEquals(PostResult.OK, requester.postSend(batch));
+            assertEquals(WorkCompletionStatus.SUCCESS, awaitCompletion().status());
+            final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+            while (responderCq.poll(completions, 1) == 0)
+            {
+                assertTrue(System.nanoTime() < deadlineNs, "the receive did not complete");
+            }
+            assertEquals(WorkCompletionStatus.SUCCESS, completions[0].status());
+            assertEquals(length, completions[0].byteLength());
+            assertArrayEquals(data, sink.segment().asSlice(0, length).toArray(ValueLayout.JAVA_BYTE));
+            assertEquals(TcpConnection.INITIAL_BUFFER_BYTES, ((TcpQueuePair)target).inbound.readBufferCapacity(),
+                "the read buffer after SEND " + i);
+        }
+    }
+
     @Test
     void shouldFailAWriteWhoseRegionIsDeregisteredWhileItsPayloadIsPlacedDirectly()
     {
