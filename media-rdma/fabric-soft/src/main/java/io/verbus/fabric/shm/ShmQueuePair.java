@@ -485,7 +485,7 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                 {
                     return null; // the responder has not taken its earlier deposits yet
                 }
-                srqIndex = SoftSharedReceiveQueue.claim(remoteSrq);
+                srqIndex = SoftSharedReceiveQueue.claim(remoteSrq, remoteSrqDepth);
             }
             if (null != remoteSrq ? srqIndex < 0 : remoteQp.receivesPosted() <= deposited)
             {

@@ -82,6 +82,9 @@ public class SoftSharedReceiveQueue implements SharedReceiveQueue, SoftCompletio
         return RING_OFFSET + 8L * depth;
     }
 
+    /** Compare-and-set tries per claim: contention between honest initiators settles in a few. */
+    static final int MAX_CLAIM_ATTEMPTS = 1024;
+
     private static long lengthOffset(final int depth, final int descriptor)
     {
         return RING_OFFSET + 4L * depth + 4L * descriptor;
@@ -91,26 +94,37 @@ public class SoftSharedReceiveQueue implements SharedReceiveQueue, SoftCompletio
      * Claim the next posted RECV of the pool whose header is {@code header}; any thread or process. The descriptor is
      * read before the compare-and-set: while the claimed count is still at that position the poster cannot reuse the
      * ring entry (it posts at most depth ahead of the claims), so a successful CAS proves the entry was the one read.
+     * The header is the pool owner's to write, so the depth is the one validated when it was opened, a descriptor
+     * outside it is refused, and the compare-and-set is tried a bounded number of times: a peer that keeps rewriting
+     * the claimed count gets an RNR answer, not a posting thread spinning forever.
      *
-     * @return the claimed RECV's descriptor, or -1 if none is posted and unclaimed (RNR).
+     * @param depth the pool's depth as validated against its file.
+     * @return the claimed RECV's descriptor, or -1 if none is posted and unclaimed (RNR), or none could be claimed
+     * within {@link #MAX_CLAIM_ATTEMPTS} tries.
+     * @throws IllegalStateException if the ring names a descriptor outside the pool (a broken owner).
      */
-    public static long claim(final MemorySegment header)
+    public static long claim(final MemorySegment header, final int depth)
     {
-        final int depth = header.get(ValueLayout.JAVA_INT, DEPTH_OFFSET);
-        while (true)
+        for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++)
         {
             final long claimed = (long)LONG.getVolatile(header, (long)CLAIMED_OFFSET);
             final long posted = (long)LONG.getAcquire(header, (long)POSTED_OFFSET);
-            if (claimed >= posted)
+            if (claimed >= posted || claimed < 0)
             {
                 return -1;
             }
             final int descriptor = header.get(ValueLayout.JAVA_INT, RING_OFFSET + 4L * (int)(claimed % depth));
+            if (descriptor < 0 || descriptor >= depth)
+            {
+                throw new IllegalStateException("shared receive queue names descriptor " + descriptor +
+                    " of a pool of " + depth);
+            }
             if (LONG.compareAndSet(header, (long)CLAIMED_OFFSET, claimed, claimed + 1))
             {
                 return descriptor;
             }
         }
+        return -1;
     }
 
     /**
@@ -176,7 +190,7 @@ public class SoftSharedReceiveQueue implements SharedReceiveQueue, SoftCompletio
      */
     public long claim()
     {
-        return claim(header);
+        return claim(header, depth);
     }
 
     /**
