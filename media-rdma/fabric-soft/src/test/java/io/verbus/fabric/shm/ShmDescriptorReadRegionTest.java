@@ -3,9 +3,6 @@ package io.verbus.fabric.shm;
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.Device;
-import io.verbus.fabric.Fabric;
-import io.verbus.fabric.FabricContext;
-import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.ProtectionDomain;
@@ -30,7 +27,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -53,11 +49,11 @@ class ShmDescriptorReadRegionTest
     private static final int LENGTH = 64 * 1024;
     private static final long O_CLOEXEC = 0_2000000;
 
+    private ShmTwoDevices devices;
     private Path parent;
-    private Fabric fabric;
     private Device initiator;
     private Device responder;
-    private final List<Throwable> reported = new CopyOnWriteArrayList<>();
+    private List<Throwable> reported;
     private final WorkRequestBatch batch = new WorkRequestBatch(1);
     private final WorkCompletion[] completions = WorkCompletion.newArray(4);
     private final Arena logArena = Arena.ofShared();
@@ -69,11 +65,11 @@ class ShmDescriptorReadRegionTest
     @BeforeEach
     void before() throws IOException
     {
-        parent = Files.createTempDirectory(Path.of("/dev/shm"), "verbus-fabric-unlinked-");
-        fabric = Fabrics.open("shm", new FabricContext().shmDirectory(parent.resolve("fabric"))
-            .hugetlbfsDirectory("none").errorHandler(reported::add));
-        initiator = fabric.openDevice();
-        responder = fabric.openDevice();
+        devices = new ShmTwoDevices("verbus-fabric-unlinked-");
+        parent = devices.parent;
+        initiator = devices.initiator;
+        responder = devices.responder;
+        reported = devices.reported;
         responderPd = responder.allocateProtectionDomain();
         // As the driver maps a log: outside the fabric directory, mapped shared, unlinked, the channel kept open.
         final Path file = parent.resolve("verbus-log.map");
@@ -91,12 +87,9 @@ class ShmDescriptorReadRegionTest
     @AfterEach
     void after() throws IOException
     {
-        responder.close();
-        initiator.close();
-        fabric.close();
+        devices.close(); // the log file is unlinked, or kept in the directory this removes: its mapping outlives it
         logChannel.close();
         logArena.close();
-        ShmFiles.deleteRecursively(parent);
     }
 
     @Test

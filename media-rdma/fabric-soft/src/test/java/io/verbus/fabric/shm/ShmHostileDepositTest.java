@@ -3,9 +3,6 @@ package io.verbus.fabric.shm;
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.Device;
-import io.verbus.fabric.Fabric;
-import io.verbus.fabric.FabricContext;
-import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.ProtectionDomain;
@@ -24,7 +21,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
@@ -55,8 +51,7 @@ class ShmHostileDepositTest
     private static final int UNKNOWN_OPCODE = 77;
     private static final byte PEER_BYTE = 0x66;
 
-    private Path parent;
-    private Fabric fabric;
+    private ShmTwoDevices devices;
     private Device initiator;
     private Device responder;
     private final WorkCompletion[] completions = WorkCompletion.newArray(64);
@@ -69,20 +64,15 @@ class ShmHostileDepositTest
     @BeforeEach
     void before() throws IOException
     {
-        parent = Files.createTempDirectory(Path.of("/dev/shm"), "verbus-fabric-deposit-");
-        fabric = Fabrics.open("shm", new FabricContext().shmDirectory(parent.resolve("fabric"))
-            .hugetlbfsDirectory("none"));
-        initiator = fabric.openDevice();
-        responder = fabric.openDevice();
+        devices = new ShmTwoDevices("verbus-fabric-deposit-");
+        initiator = devices.initiator;
+        responder = devices.responder;
     }
 
     @AfterEach
     void after() throws IOException
     {
-        responder.close();
-        initiator.close();
-        fabric.close();
-        ShmFiles.deleteRecursively(parent);
+        devices.close();
     }
 
     @Test

@@ -3,9 +3,6 @@ package io.verbus.fabric.shm;
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.Device;
-import io.verbus.fabric.Fabric;
-import io.verbus.fabric.FabricContext;
-import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.QueuePair;
@@ -29,7 +26,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -49,35 +45,30 @@ class ShmHostilePeerTest
     private static final byte[] VICTIM_CONTENT =
         "the victim's own bytes, untouched".getBytes(StandardCharsets.US_ASCII);
 
-    private Path parent;
     private Path victim;
-    private Fabric fabric;
+    private ShmTwoDevices devices;
     private Device initiator;
     private Device responder;
-    private final List<Throwable> reported = new CopyOnWriteArrayList<>();
+    private List<Throwable> reported;
     private final WorkRequestBatch batch = new WorkRequestBatch(4);
     private final WorkCompletion[] completions = WorkCompletion.newArray(4);
 
     @BeforeEach
     void before() throws IOException
     {
-        parent = Files.createTempDirectory(Path.of("/dev/shm"), "verbus-fabric-hostile-");
         victim = Files.createTempFile("verbus-victim-", ".dat");
         Files.write(victim, VICTIM_CONTENT);
         Files.setPosixFilePermissions(victim, PosixFilePermissions.fromString("rw-------"));
-        fabric = Fabrics.open("shm", new FabricContext().shmDirectory(parent.resolve("fabric"))
-            .hugetlbfsDirectory("none").errorHandler(reported::add));
-        initiator = fabric.openDevice();
-        responder = fabric.openDevice();
+        devices = new ShmTwoDevices("verbus-fabric-hostile-");
+        initiator = devices.initiator;
+        responder = devices.responder;
+        reported = devices.reported;
     }
 
     @AfterEach
     void after() throws IOException
     {
-        responder.close();
-        initiator.close();
-        fabric.close();
-        ShmFiles.deleteRecursively(parent);
+        devices.close();
         Files.deleteIfExists(victim);
     }
 
