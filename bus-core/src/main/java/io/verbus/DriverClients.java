@@ -5,6 +5,7 @@ import io.aeron.protocol.DataHeaderFlyweight;
 import io.aeron.protocol.HeaderFlyweight;
 import io.verbus.driver.ClientProcess;
 import io.verbus.driver.CncFile;
+import io.verbus.driver.CommandRingGuard;
 import io.verbus.driver.DriverProtocol;
 import io.verbus.driver.ImagePosition;
 import io.verbus.log.ExclusiveLogPublication;
@@ -37,6 +38,7 @@ final class DriverClients implements Agent
 {
     private static final System.Logger LOGGER = System.getLogger(MediaDriver.class.getName());
     private static final long TIMEOUT_CHECK_INTERVAL_NS = 100_000_000L;
+    private static final int COMMANDS_PER_DUTY_CYCLE = 16;
 
     private final VerbusDriver driver;
     private final Object lock;
@@ -50,6 +52,8 @@ final class DriverClients implements Agent
     private final Map<String, Bridge> bridges = new HashMap<>();
     private final Map<Subscription, Bridge> proxyBridges = new HashMap<>();
     private volatile Bridge[] activeBridges = new Bridge[0];
+    private final CommandRingGuard commandRingGuard;
+    private final org.agrona.concurrent.MessageHandler commandHandler = this::onCommand;
     private long nextTimeoutCheckNs;
     /**
      * Which client's process the next timeout check looks up: one per check (every 100 ms), in turn, so the
@@ -158,6 +162,9 @@ final class DriverClients implements Agent
         this.toDriver = new ManyToOneRingBuffer(cncFile.toDriverBuffer());
         this.toClients = new BroadcastTransmitter(cncFile.toClientsBuffer());
         this.clientLivenessTimeoutNs = context.clientLivenessTimeoutNs();
+        // Half the liveness timeout: the keepalives queued behind a dead client's record are read before the
+        // clients that sent them could be timed out.
+        this.commandRingGuard = new CommandRingGuard(toDriver, clientLivenessTimeoutNs / 2);
         toDriver.consumerHeartbeatTime(context.epochNanoClock().nanoTime() / 1_000_000);
     }
 
@@ -175,7 +182,7 @@ final class DriverClients implements Agent
             lastHeartbeatMs = nowMs;
             toDriver.consumerHeartbeatTime(nowMs);
         }
-        work += toDriver.read(this::onCommand, 16);
+        work += readCommands(context.nanoClock().nanoTime());
         for (final Bridge bridge : activeBridges)
         {
             for (final BridgeEntry entry : bridge.entries)
@@ -205,6 +212,34 @@ final class DriverClients implements Agent
     int clientCount()
     {
         return liveClients.size();
+    }
+
+    /**
+     * Read up to {@link #COMMANDS_PER_DUTY_CYCLE} commands, one at a time so the guard sees each record first: a
+     * record one client corrupted, or left claimed when it died, must not stop the driver serving the others.
+     */
+    private int readCommands(final long nowNs)
+    {
+        final long repairsBefore = commandRingGuard.corruptRecords() + commandRingGuard.unblocks();
+        int read = 0;
+        while (read < COMMANDS_PER_DUTY_CYCLE && commandRingGuard.check(nowNs))
+        {
+            final int n = toDriver.read(commandHandler, 1);
+            if (0 == n)
+            {
+                break;
+            }
+            read += n;
+        }
+        final long repairs = commandRingGuard.corruptRecords() + commandRingGuard.unblocks();
+        if (repairs != repairsBefore && Long.bitCount(repairs) == 1) // the 1st, 2nd, 4th, 8th...: a few lines
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "driver: the clients' command ring was repaired " + repairs +
+                " times (" + commandRingGuard.corruptRecords() + " records with an impossible length padded over, " +
+                commandRingGuard.unblocks() + " records claimed and never committed unblocked): a client process " +
+                "died mid-command or wrote the ring; the commands dropped with them get no answer");
+        }
+        return read;
     }
 
     private void onCommand(final int msgTypeId, final MutableDirectBuffer buffer, final int index, final int length)

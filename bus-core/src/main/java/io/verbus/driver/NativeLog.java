@@ -203,6 +203,8 @@ public final class NativeLog
         {
             minSubscriberPosition = Math.min(minSubscriberPosition, position.getVolatile());
         }
+        // A subscriber's position is in a counter its client process writes: none is past what was written.
+        minSubscriberPosition = Math.min(minSubscriberPosition, producerPosition);
 
         int work = cleanTo(minSubscriberPosition - termLength);
         final Position limit = publicationLog.publisherLimit();
@@ -463,6 +465,14 @@ public final class NativeLog
             return 0;
         }
         long cleaned = cleanPosition;
+        final long logLength = (long)termLength * io.aeron.logbuffer.LogBufferDescriptor.PARTITION_COUNT;
+        if (position - cleaned > logLength)
+        {
+            // Further ahead than the whole log: what lies below position - logLength shares its memory with what lies
+            // above, which is zeroed now, so start there. Cleaning from the old position term by term once took the
+            // conductor for 2^31 terms when a client wrote its log's tail (or a position) far ahead: every log stopped.
+            cleaned = (position - logLength) & -(long)termLength;
+        }
         while (cleaned < position)
         {
             final int termOffset = (int)(cleaned & (termLength - 1));
