@@ -39,6 +39,8 @@ final class DriverClients implements Agent
     private static final System.Logger LOGGER = System.getLogger(MediaDriver.class.getName());
     private static final long TIMEOUT_CHECK_INTERVAL_NS = 100_000_000L;
     private static final int COMMANDS_PER_DUTY_CYCLE = 16;
+    /** Client processes one driver serves at a time (Aeron has no such cap; a trading host has a handful). */
+    static final int MAX_CLIENTS = 1024;
 
     private final VerbusDriver driver;
     private final Object lock;
@@ -54,6 +56,7 @@ final class DriverClients implements Agent
     private volatile Bridge[] activeBridges = new Bridge[0];
     private final CommandRingGuard commandRingGuard;
     private final org.agrona.concurrent.MessageHandler commandHandler = this::onCommand;
+    private long refusedClientCommands;
     private long nextTimeoutCheckNs;
     /**
      * Which client's process the next timeout check looks up: one per check (every 100 ms), in turn, so the
@@ -257,6 +260,11 @@ final class DriverClients implements Agent
             {
                 return;
             }
+            if (clients.size() >= MAX_CLIENTS)
+            {
+                refuseNewClient(msgTypeId, clientId, correlationId);
+                return;
+            }
             client = new Client(clientId);
             clients.put(clientId, client);
             liveClients.put(clientId, client);
@@ -314,6 +322,27 @@ final class DriverClients implements Agent
         catch (final RuntimeException ex)
         {
             sendError(correlationId, ex);
+        }
+    }
+
+    /**
+     * A command from a client id the driver does not know, with {@link #MAX_CLIENTS} known already: every id is a
+     * table entry until its liveness timeout, and any process that maps cnc.dat can write keepalives under made-up
+     * ids (800,000 in 2 s in a probe, each walked by every timeout check). A command that waits for an answer gets an
+     * error; the refusals are logged at the 1st, 2nd, 4th... one.
+     */
+    private void refuseNewClient(final int msgTypeId, final long clientId, final long correlationId)
+    {
+        refusedClientCommands++;
+        if (Long.bitCount(refusedClientCommands) == 1)
+        {
+            LOGGER.log(System.Logger.Level.WARNING, "driver: refused " + refusedClientCommands + " commands from " +
+                "new client ids (the latest " + clientId + "): it already serves " + MAX_CLIENTS + " clients");
+        }
+        if (DriverProtocol.CLIENT_KEEPALIVE != msgTypeId)
+        {
+            sendError(correlationId, new IllegalStateException(
+                "the Verbus driver serves at most " + MAX_CLIENTS + " clients at a time"));
         }
     }
 

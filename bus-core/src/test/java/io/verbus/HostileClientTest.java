@@ -117,6 +117,29 @@ class HostileClientTest
         }
     }
 
+    /** Keepalives under made-up client ids: each was a table entry until its liveness timeout, without a bound. */
+    @Test
+    void shouldHoldAtMostMaxClientsWhenKeepalivesComeUnderMadeUpIds() throws Exception
+    {
+        try (MediaDriver driver = MediaDriver.launch(driverContext());
+            Verbus other = Verbus.connect(clientContext()))
+        {
+            final ManyToOneRingBuffer ring = commandRing();
+            final UnsafeBuffer keepalive = new UnsafeBuffer(new byte[32]);
+            for (int i = 0; i < 3 * DriverClients.MAX_CLIENTS; )
+            {
+                keepalive.putLong(DriverProtocol.CLIENT_ID_OFFSET, 1_000_000_000L + i);
+                if (ring.write(DriverProtocol.CLIENT_KEEPALIVE, keepalive, 0, keepalive.capacity()))
+                {
+                    i++;
+                }
+            }
+            TestSupport.await("the ring drained", () -> ring.consumerPosition() == ring.producerPosition());
+            assertEquals(DriverClients.MAX_CLIENTS, driver.clientCount());
+            assertConnects(other, 2); // a client the driver knew already is served
+        }
+    }
+
     /** An unrelated stream on {@code verbus} connects and carries a message, as the conductor is still running. */
     private static void assertConnects(final Verbus verbus, final int streamId)
     {
