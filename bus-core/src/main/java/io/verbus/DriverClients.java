@@ -3,6 +3,7 @@ package io.verbus;
 import io.aeron.logbuffer.BlockHandler;
 import io.aeron.protocol.DataHeaderFlyweight;
 import io.aeron.protocol.HeaderFlyweight;
+import io.verbus.common.RateLimitedLog;
 import io.verbus.driver.ClientProcess;
 import io.verbus.driver.CncFile;
 import io.verbus.driver.CommandRingGuard;
@@ -56,7 +57,8 @@ final class DriverClients implements Agent
     private volatile Bridge[] activeBridges = new Bridge[0];
     private final CommandRingGuard commandRingGuard;
     private final org.agrona.concurrent.MessageHandler commandHandler = this::onCommand;
-    private long refusedClientCommands;
+    private final RateLimitedLog ringRepairLog = new RateLimitedLog(LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
+    private final RateLimitedLog refusedClientLog = new RateLimitedLog(LOGGER, RateLimitedLog.DEFAULT_INTERVAL_NS);
     private long nextTimeoutCheckNs;
     /**
      * Which client's process the next timeout check looks up: one per check (every 100 ms), in turn, so the
@@ -234,13 +236,12 @@ final class DriverClients implements Agent
             }
             read += n;
         }
-        final long repairs = commandRingGuard.corruptRecords() + commandRingGuard.unblocks();
-        if (repairs != repairsBefore && Long.bitCount(repairs) == 1) // the 1st, 2nd, 4th, 8th...: a few lines
+        if (commandRingGuard.corruptRecords() + commandRingGuard.unblocks() != repairsBefore)
         {
-            LOGGER.log(System.Logger.Level.WARNING, "driver: the clients' command ring was repaired " + repairs +
-                " times (" + commandRingGuard.corruptRecords() + " records with an impossible length padded over, " +
-                commandRingGuard.unblocks() + " records claimed and never committed unblocked): a client process " +
-                "died mid-command or wrote the ring; the commands dropped with them get no answer");
+            ringRepairLog.log(System.Logger.Level.WARNING, "driver: repaired the clients' command ring (" +
+                commandRingGuard.corruptRecords() + " records with an impossible length padded over, " +
+                commandRingGuard.unblocks() + " records claimed and never committed unblocked, so far): a client " +
+                "process died mid-command or wrote the ring; the commands dropped with them get no answer");
         }
         return read;
     }
@@ -329,16 +330,12 @@ final class DriverClients implements Agent
      * A command from a client id the driver does not know, with {@link #MAX_CLIENTS} known already: every id is a
      * table entry until its liveness timeout, and any process that maps cnc.dat can write keepalives under made-up
      * ids (800,000 in 2 s in a probe, each walked by every timeout check). A command that waits for an answer gets an
-     * error; the refusals are logged at the 1st, 2nd, 4th... one.
+     * error; the refusals are logged a line every few seconds at most.
      */
     private void refuseNewClient(final int msgTypeId, final long clientId, final long correlationId)
     {
-        refusedClientCommands++;
-        if (Long.bitCount(refusedClientCommands) == 1)
-        {
-            LOGGER.log(System.Logger.Level.WARNING, "driver: refused " + refusedClientCommands + " commands from " +
-                "new client ids (the latest " + clientId + "): it already serves " + MAX_CLIENTS + " clients");
-        }
+        refusedClientLog.log(System.Logger.Level.WARNING, "driver: refused a command from new client id " + clientId +
+            ": it already serves " + MAX_CLIENTS + " clients");
         if (DriverProtocol.CLIENT_KEEPALIVE != msgTypeId)
         {
             sendError(correlationId, new IllegalStateException(
