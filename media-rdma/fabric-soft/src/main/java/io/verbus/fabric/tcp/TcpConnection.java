@@ -96,22 +96,26 @@ final class TcpConnection
     {
         if (readBuffer.capacity() < INITIAL_BUFFER_BYTES)
         {
-            readBuffer = grown(readBuffer);
+            readBuffer = streamingCopy(readBuffer);
             readSegment = wholeOf(readBuffer);
         }
         if (writeBuffer.capacity() < INITIAL_BUFFER_BYTES)
         {
-            writeBuffer = grown(writeBuffer);
+            writeBuffer = streamingCopy(writeBuffer);
             writeSegment = wholeOf(writeBuffer);
         }
     }
 
-    private static ByteBuffer grown(final ByteBuffer inWriteMode)
+    /**
+     * @return a buffer of the streaming size holding what {@code inWriteMode} holds, in write mode: the hello
+     * buffers grown, or a buffer grown for one large frame given back.
+     */
+    private static ByteBuffer streamingCopy(final ByteBuffer inWriteMode)
     {
-        final ByteBuffer bigger = allocate(INITIAL_BUFFER_BYTES);
+        final ByteBuffer streaming = allocate(INITIAL_BUFFER_BYTES);
         inWriteMode.flip();
-        bigger.put(inWriteMode);
-        return bigger;
+        streaming.put(inWriteMode);
+        return streaming;
     }
 
     /**
@@ -172,17 +176,14 @@ final class TcpConnection
         readBuffer.compact();
         final int buffered = readBuffer.position();
         if (readBuffer.capacity() > INITIAL_BUFFER_BYTES && buffered <= INITIAL_BUFFER_BYTES &&
-            (buffered < TcpWire.FRAME_TYPE_OFFSET ||
+            (buffered < TcpWire.FRAME_LENGTH_OFFSET + Integer.BYTES ||
             readBuffer.getInt(TcpWire.FRAME_LENGTH_OFFSET) <= INITIAL_BUFFER_BYTES))
         {
             // The frame it grew for is consumed (the next, if begun, fits): give the memory back rather than keep it
             // for the connection's life (a peer's one header would otherwise pin up to 32 MiB per connection, and a
             // publisher has a connection per subscriber).
-            final ByteBuffer streaming = allocate(INITIAL_BUFFER_BYTES);
-            readBuffer.flip();
-            streaming.put(readBuffer);
-            readBuffer = streaming;
-            readSegment = wholeOf(streaming);
+            readBuffer = streamingCopy(readBuffer);
+            readSegment = wholeOf(readBuffer);
         }
     }
 
