@@ -22,12 +22,7 @@ import static io.verbus.fabric.shm.ShmLayout.*;
  */
 final class ShmPeer implements AutoCloseable
 {
-    private record Mapping(int key, MemorySegment segment)
-    {
-    }
-
-    /** A region whose file was refused: later uses of its key are refused at once, without another attempt. */
-    private static final MemorySegment REFUSED = MemorySegment.NULL;
+    private static final MemorySegment REFUSED = ShmRegionMappings.REFUSED;
 
     private final Path directory;
     private final ShmConfinement confinement;
@@ -35,7 +30,7 @@ final class ShmPeer implements AutoCloseable
     private final Arena arena = Arena.ofShared();
     private final MemorySegment control;
     private final MemorySegment regions;
-    private final Mapping[] mappings = new Mapping[SoftRegionTable.MAX_REGIONS];
+    private final ShmRegionMappings mappings;
     private final long livenessTimeoutNs;
     private final java.util.function.Consumer<String> refusals;
     private int references;
@@ -70,6 +65,7 @@ final class ShmPeer implements AutoCloseable
                 throw new IllegalArgumentException("not an shm device of this version: " + controlFile);
             }
             regions = confinement.mapPeerFile(directory.resolve(REGIONS_FILE), arena, REGIONS_LENGTH);
+            mappings = new ShmRegionMappings(regions);
         }
         catch (final RuntimeException ex)
         {
@@ -254,9 +250,8 @@ final class ShmPeer implements AutoCloseable
      */
     MemorySegment target(final int rkey, final long fileOffset, final long length, final int access)
     {
-        final int index = rkey & 0xFFFF;
-        final Mapping mapping = mappings[index];
-        final MemorySegment segment = null != mapping && mapping.key == rkey ? mapping.segment : mapSlowly(rkey, index);
+        final MemorySegment mapped = mappings.find(rkey);
+        final MemorySegment segment = null != mapped ? mapped : mapSlowly(rkey, rkey & 0xFFFF);
         if (REFUSED == segment || fileOffset < 0 || length < 0 || fileOffset > segment.byteSize() - length ||
             (segment.isReadOnly() && AccessFlags.REMOTE_READ != access))
         {
@@ -267,14 +262,16 @@ final class ShmPeer implements AutoCloseable
 
     private synchronized MemorySegment mapSlowly(final int rkey, final int index)
     {
-        final Mapping existing = mappings[index];
-        if (null != existing && existing.key == rkey)
+        final MemorySegment existing = mappings.find(rkey);
+        if (null != existing)
         {
-            return existing.segment;
+            return existing;
         }
         MemorySegment segment;
+        Arena mappingArena = null;
         try
         {
+            mappingArena = mappings.arenaFor(rkey);
             final long base = (long)index * ENTRY_LENGTH;
             final int pathLength = regions.get(ValueLayout.JAVA_INT, base + ENTRY_PATH_LENGTH_OFFSET);
             if (pathLength <= 0 || pathLength > ENTRY_MAX_PATH_BYTES)
@@ -301,12 +298,12 @@ final class ShmPeer implements AutoCloseable
                     throw new FabricException("region file " + pathText + " is a descriptor of process " +
                         descriptorPid + ", not of the peer's process " + peerPid);
                 }
-                segment = confinement.mapPeerDescriptor(Path.of(pathText), arena, fileOffset + regionLength);
+                segment = confinement.mapPeerDescriptor(Path.of(pathText), mappingArena, fileOffset + regionLength);
             }
             else
             {
                 final Path path = confinement.confineRegionFile(pathText, gidHex);
-                segment = confinement.mapPeerFile(path, arena, fileOffset + regionLength);
+                segment = confinement.mapPeerFile(path, mappingArena, fileOffset + regionLength);
             }
         }
         catch (final RuntimeException ex)
@@ -314,29 +311,33 @@ final class ShmPeer implements AutoCloseable
             segment = REFUSED;
             refusals.accept("shm peer " + directory + ": region key " + rkey + " refused: " + ex.getMessage());
         }
-        mappings[index] = new Mapping(rkey, segment);
+        mappings.record(rkey, segment, mappingArena);
         return segment;
     }
 
     /**
      * Map the peer's QP file.
      *
+     * @param into the connecting QP's arena for the peer's files: they are unmapped when that QP closes, not when the
+     *             peer's last connection does (a peer reconnecting over and over would add one mapping each time).
      * @throws IllegalArgumentException if the peer has no such QP or its file is not a sound QP file.
      */
-    ShmRemoteQueuePair openQueuePair(final int qpNumber)
+    ShmRemoteQueuePair openQueuePair(final int qpNumber, final Arena into)
     {
         final Path file = directory.resolve(QP_FILE_PREFIX + qpNumber);
         if (!Files.exists(file, java.nio.file.LinkOption.NOFOLLOW_LINKS))
         {
             throw new IllegalArgumentException("shm device at " + directory + " has no QP " + qpNumber);
         }
-        return new ShmRemoteQueuePair(confinement.mapPeerFile(file, arena, QP_RECV_LENGTHS_OFFSET), file);
+        return new ShmRemoteQueuePair(confinement.mapPeerFile(file, into, QP_RECV_LENGTHS_OFFSET), file);
     }
 
     /**
      * Map the claim header of the peer's SRQ {@code srq-<number>}, checked against the depth it announces.
+     *
+     * @param into the connecting QP's arena for the peer's files (see {@link #openQueuePair}).
      */
-    MemorySegment openSharedReceiveQueue(final int number)
+    MemorySegment openSharedReceiveQueue(final int number, final Arena into)
     {
         final Path file = directory.resolve(SRQ_FILE_PREFIX + number);
         if (!Files.exists(file, java.nio.file.LinkOption.NOFOLLOW_LINKS))
@@ -344,7 +345,7 @@ final class ShmPeer implements AutoCloseable
             throw new IllegalArgumentException("shm device at " + directory + " has no SRQ " + number);
         }
         final MemorySegment header =
-            confinement.mapPeerFile(file, arena, SoftSharedReceiveQueue.RING_OFFSET);
+            confinement.mapPeerFile(file, into, SoftSharedReceiveQueue.RING_OFFSET);
         final int depth = header.get(ValueLayout.JAVA_INT, SoftSharedReceiveQueue.DEPTH_OFFSET);
         if (depth < 1 || depth > ShmRemoteQueuePair.MAX_RQ_DEPTH ||
             header.byteSize() < SoftSharedReceiveQueue.headerLength(depth))
@@ -355,9 +356,16 @@ final class ShmPeer implements AutoCloseable
         return header;
     }
 
-    @Override
-    public void close()
+    /** @return region files of this peer mapped now (for tests). */
+    synchronized int regionMappings()
     {
+        return mappings.size();
+    }
+
+    @Override
+    public synchronized void close()
+    {
+        mappings.close();
         arena.close();
     }
 

@@ -69,6 +69,8 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
 
     private ShmPeer peer;
     private ShmRemoteQueuePair remoteQp;
+    /** The peer's QP file (and SRQ header) mapped for this QP alone: unmapped when it closes. */
+    private Arena remoteArena;
     private int remotePdId;
     private long sqNext;
     private long rqNext;
@@ -139,24 +141,27 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     protected void onReadyToReceive(final QueuePairConnectionInfo remote)
     {
         final ShmPeer newPeer = shmDevice.acquirePeer(remote.gid());
+        final Arena newRemoteArena = Arena.ofShared();
         try
         {
-            remoteQp = newPeer.openQueuePair(remote.qpNumber());
+            remoteQp = newPeer.openQueuePair(remote.qpNumber(), newRemoteArena);
             remotePdId = remoteQp.protectionDomainId();
             regionCache.clear();
             final int srqNumber = remoteQp.sharedReceiveQueueNumber();
             if (srqNumber != 0)
             {
-                remoteSrq = newPeer.openSharedReceiveQueue(srqNumber);
+                remoteSrq = newPeer.openSharedReceiveQueue(srqNumber, newRemoteArena);
                 remoteSrqDepth = remoteSrq.get(ValueLayout.JAVA_INT, SoftSharedReceiveQueue.DEPTH_OFFSET);
             }
         }
         catch (final RuntimeException ex)
         {
+            newRemoteArena.close();
             shmDevice.releasePeer(newPeer);
             throw ex;
         }
         peer = newPeer;
+        remoteArena = newRemoteArena;
     }
 
     @Override
@@ -925,6 +930,10 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             Thread.yield();
         }
         INT.setRelease(file, (long)QP_STATE_OFFSET, QP_DESTROYED);
+        if (null != remoteArena)
+        {
+            remoteArena.close();
+        }
         if (null != peer)
         {
             shmDevice.releasePeer(peer);

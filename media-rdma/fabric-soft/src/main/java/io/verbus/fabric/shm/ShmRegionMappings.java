@@ -1,0 +1,160 @@
+package io.verbus.fabric.shm;
+
+import io.verbus.fabric.FabricException;
+import io.verbus.fabric.soft.SoftRegionTable;
+import org.agrona.collections.IntArrayList;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static io.verbus.fabric.shm.ShmLayout.ENTRY_KEY_OFFSET;
+import static io.verbus.fabric.shm.ShmLayout.ENTRY_LENGTH;
+import static io.verbus.fabric.shm.ShmLayout.ENTRY_STATE_OFFSET;
+import static io.verbus.fabric.shm.ShmLayout.ENTRY_VALID;
+
+/**
+ * The region files of one peer device that this process has mapped: one mapping per rkey in use, each in an arena
+ * of its own so that it can be unmapped alone.
+ * <p>
+ * Why they are unmapped before the peer goes: every mapping is a kernel memory area, and a process has at most
+ * {@code vm.max_map_count} of them (65,530 by default), heap growth and thread stacks included. A peer that keeps one
+ * connection open and reconnects others over and over registers a fresh region each time; kept until the peer's last
+ * connection closed, its mappings grew without bound toward the limit, after which this process could map nothing.
+ * So each new mapping first unmaps every mapping of this peer whose region the peer no longer publishes under its key
+ * (deregistered, or its table slot reused), and past {@link #MAX_MAPPINGS_PER_PROCESS} live mappings over all peers a
+ * new region is refused (the WR fails with a remote access error, which ends that connection).
+ * <p>
+ * A WR of another thread still copying into a mapping being unmapped fails (the JDK stops a closing shared arena's
+ * accesses with an exception, which the QP turns into a remote access error): that region is gone at the peer, so a
+ * WR that targets it fails on hardware too.
+ * <p>
+ * Lookups ({@link #find}) take no lock; mapping and unmapping are serialized by the owning {@link ShmPeer}.
+ */
+final class ShmRegionMappings
+{
+    /** Live region mappings over all shm peers of this process: a sixth or so of the kernel's default limit. */
+    static final int MAX_MAPPINGS_PER_PROCESS = 10_000;
+
+    /** A region whose file was refused: later uses of its key are refused at once, without another attempt. */
+    static final MemorySegment REFUSED = MemorySegment.NULL;
+
+    private static final AtomicInteger LIVE_MAPPINGS = new AtomicInteger();
+    private static final VarHandle ENTRY_STATE = ValueLayout.JAVA_INT.varHandle();
+
+    private record Mapping(int key, MemorySegment segment, Arena arena)
+    {
+    }
+
+    private final Mapping[] mappings = new Mapping[SoftRegionTable.MAX_REGIONS];
+    private final IntArrayList mappedIndexes = new IntArrayList();
+    private final MemorySegment regionTable;
+
+    /**
+     * @param regionTable the peer's published region table, which says which keys are still registered.
+     */
+    ShmRegionMappings(final MemorySegment regionTable)
+    {
+        this.regionTable = regionTable;
+    }
+
+    /**
+     * @return the mapping (or {@link #REFUSED}) made for {@code rkey}, or null if none was made for it.
+     */
+    MemorySegment find(final int rkey)
+    {
+        final Mapping mapping = mappings[rkey & 0xFFFF];
+        return null != mapping && mapping.key == rkey ? mapping.segment : null;
+    }
+
+    /**
+     * Make room for a new mapping of {@code rkey}: unmap the ones whose regions are gone, then check the limit.
+     *
+     * @return a fresh arena to map the region's file in.
+     * @throws FabricException past {@link #MAX_MAPPINGS_PER_PROCESS}.
+     */
+    Arena arenaFor(final int rkey)
+    {
+        unmapRevoked(rkey);
+        if (LIVE_MAPPINGS.get() >= MAX_MAPPINGS_PER_PROCESS)
+        {
+            throw new FabricException("this process already maps " + LIVE_MAPPINGS.get() + " shm peer regions, " +
+                "the most it maps (vm.max_map_count leaves room for no peer to exhaust)");
+        }
+        return Arena.ofShared();
+    }
+
+    /**
+     * Record what {@link #arenaFor} led to: the region's file mapped in {@code arena}, or refused ({@code arena}
+     * null, or closed here).
+     */
+    void record(final int rkey, final MemorySegment segment, final Arena arena)
+    {
+        final int index = rkey & 0xFFFF;
+        unmap(index);
+        if (REFUSED == segment)
+        {
+            if (null != arena)
+            {
+                arena.close();
+            }
+            mappings[index] = new Mapping(rkey, REFUSED, null);
+            return;
+        }
+        LIVE_MAPPINGS.incrementAndGet();
+        mappedIndexes.addInt(index);
+        mappings[index] = new Mapping(rkey, segment, arena);
+    }
+
+    /** @return region mappings this peer holds now. */
+    int size()
+    {
+        return mappedIndexes.size();
+    }
+
+    /** @return region mappings over all peers of this process now. */
+    static int liveMappingsInProcess()
+    {
+        return LIVE_MAPPINGS.get();
+    }
+
+    /** Unmap everything (the peer's last connection closed). */
+    void close()
+    {
+        while (!mappedIndexes.isEmpty())
+        {
+            unmap(mappedIndexes.getInt(mappedIndexes.size() - 1));
+        }
+    }
+
+    private void unmapRevoked(final int rkey)
+    {
+        for (int i = mappedIndexes.size() - 1; i >= 0; i--)
+        {
+            final int index = mappedIndexes.getInt(i);
+            final Mapping mapping = mappings[index];
+            final long base = (long)index * ENTRY_LENGTH;
+            if ((rkey & 0xFFFF) == index ||
+                (int)ENTRY_STATE.getAcquire(regionTable, base + ENTRY_STATE_OFFSET) != ENTRY_VALID ||
+                regionTable.get(ValueLayout.JAVA_INT, base + ENTRY_KEY_OFFSET) != mapping.key)
+            {
+                unmap(index);
+            }
+        }
+    }
+
+    private void unmap(final int index)
+    {
+        final Mapping mapping = mappings[index];
+        if (null == mapping || null == mapping.arena)
+        {
+            return;
+        }
+        mappings[index] = null;
+        mappedIndexes.removeInt(index);
+        LIVE_MAPPINGS.decrementAndGet();
+        mapping.arena.close();
+    }
+}
