@@ -188,16 +188,20 @@ final class TcpConnection
     }
 
     /**
-     * Make sure a frame of {@code frameLength} fits the read buffer; call in read mode. Grown to the frame's size (in
-     * pages), not the next power of two, and only while the frame is read (see {@link #doneReading()}).
+     * Make room for more of a frame of {@code frameLength} that is not all here yet; call in read mode, positioned at
+     * the frame. The buffer grows with what has arrived, not to what the header announces: at most to twice its size,
+     * once the frame's bytes fill half of it, and to the frame's size (in pages) at the most. Grown at once, a header
+     * alone would hold a buffer of up to {@link TcpDevice#MAX_MESSAGE_LENGTH} for as long as its peer withheld the
+     * payload. The buffer is given back once the frame is consumed (see {@link #doneReading()}).
      *
      * @throws IOException when the JVM has no direct memory left for it: this connection is lost, not the thread.
      */
     void ensureReadCapacity(final int frameLength) throws IOException
     {
-        if (frameLength > readBuffer.capacity())
+        final int capacity = readBuffer.capacity();
+        if (frameLength > capacity && readBuffer.remaining() >= capacity / 2)
         {
-            final ByteBuffer bigger = allocateOrFail(frameLength);
+            final ByteBuffer bigger = allocateOrFail((int)Math.min(frameLength, 2L * capacity));
             readSegment = wholeOf(bigger);
             bigger.put(readBuffer);
             bigger.flip();

@@ -412,6 +412,45 @@ class TcpHelloHijackTest
         assertWriteLands(lateRequester);
     }
 
+    /**
+     * A peer that sends a header announcing a large SEND and withholds its payload: the read buffer grows with what
+     * arrived, not to the announced length (it used to take the whole 16 MiB at once, for as long as the peer waited).
+     */
+    @Test
+    void shouldNotSizeTheReadBufferForAPayloadThePeerWithholds() throws IOException
+    {
+        final int announced = TcpDevice.MAX_MESSAGE_LENGTH;
+        final int sent = 64 * 1024;
+        try (SocketChannel peer = SocketChannel.open(responderPort))
+        {
+            writeFully(peer, helloFromRequester());
+            final ByteBuffer answer = ByteBuffer.allocate(TcpWire.HELLO_LENGTH);
+            readFully(peer, answer);
+            final TcpConnection attacked = ((TcpQueuePair)target).inbound;
+
+            final ByteBuffer send = ByteBuffer.allocate(TcpWire.REQUEST_HEADER_LENGTH + sent)
+                .order(ByteOrder.LITTLE_ENDIAN);
+            send.putInt(TcpWire.FRAME_LENGTH_OFFSET, TcpWire.REQUEST_HEADER_LENGTH + announced)
+                .put(TcpWire.FRAME_TYPE_OFFSET, TcpWire.TYPE_REQUEST)
+                .put(TcpWire.REQUEST_OPCODE_OFFSET, (byte)WorkRequestOpcode.SEND.ordinal())
+                .putShort(TcpWire.REQUEST_FLAGS_OFFSET, (short)SendFlags.SIGNALED)
+                .putLong(TcpWire.REQUEST_SEQUENCE_OFFSET, writes)
+                .putInt(TcpWire.REQUEST_LENGTH_OFFSET, announced);
+            writeFully(peer, send);
+
+            // Let the responder read all that was sent, several times over.
+            final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+            while (System.nanoTime() < deadlineNs)
+            {
+                target.progress();
+                responderCq.poll(completions, completions.length);
+            }
+            assertTrue(attacked.readBufferCapacity() <= TcpConnection.INITIAL_BUFFER_BYTES,
+                "a read buffer of " + attacked.readBufferCapacity() + " bytes for the " + sent +
+                " bytes that came of an announced " + announced);
+        }
+    }
+
     /** Read until {@code into} is full; fails if the NIC closes the connection first or stays silent. */
     private static void readFully(final SocketChannel channel, final ByteBuffer into) throws IOException
     {
