@@ -417,7 +417,9 @@ final class TcpConnection
     }
 
     /**
-     * One non-blocking write of what is pending; what the socket does not take stays, in order, for the next.
+     * One non-blocking write of what is pending; what the socket does not take stays, in order, for the next. A write
+     * buffer grown for one large frame (a READ response) goes back to the streaming size once all of it is written,
+     * rather than keep up to {@link TcpDevice#MAX_MESSAGE_LENGTH} for the connection's life.
      */
     void flush() throws IOException
     {
@@ -434,6 +436,17 @@ final class TcpConnection
         {
             writeBuffer.compact();
         }
+        if (0 == writeBuffer.position() && writeBuffer.capacity() > INITIAL_BUFFER_BYTES)
+        {
+            writeBuffer = allocate(INITIAL_BUFFER_BYTES); // nothing pending, so no frame reserved in the old one
+            writeSegment = wholeOf(writeBuffer);
+        }
+    }
+
+    /** @return the write buffer's size now, for tests of its growth and return. */
+    int writeBufferCapacity()
+    {
+        return writeBuffer.capacity();
     }
 
     /**
