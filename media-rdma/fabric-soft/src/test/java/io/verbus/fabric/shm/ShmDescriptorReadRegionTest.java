@@ -4,7 +4,6 @@ import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.Device;
 import io.verbus.fabric.MemoryRegion;
-import io.verbus.fabric.PostResult;
 import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePair;
 import io.verbus.fabric.QueuePairConfig;
@@ -27,15 +26,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 import static io.verbus.fabric.shm.ShmLayout.*;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * READ on memory whose file peers cannot map by name, an embedded driver's log (unlinked once mapped) or a standalone
@@ -271,17 +267,7 @@ class ShmDescriptorReadRegionTest
 
         private WorkCompletionStatus post()
         {
-            assertEquals(PostResult.OK, initiatorQp.postSend(batch), "posting never throws");
-            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (System.nanoTime() < deadlineNs)
-            {
-                if (1 == initiatorCq.poll(completions, 1))
-                {
-                    return completions[0].status();
-                }
-                LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(100));
-            }
-            return fail("no completion");
+            return ShmTwoDevices.postAndAwait(initiatorQp, batch, initiatorCq, completions);
         }
     }
 

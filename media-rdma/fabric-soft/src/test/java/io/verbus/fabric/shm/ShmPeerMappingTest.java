@@ -3,7 +3,6 @@ package io.verbus.fabric.shm;
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
-import io.verbus.fabric.PostResult;
 import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePair;
 import io.verbus.fabric.QueuePairConfig;
@@ -21,12 +20,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * What an shm initiator keeps mapped of a peer that reconnects over and over, or registers region after region: each
@@ -141,17 +137,7 @@ class ShmPeerMappingTest
     {
         batch.clear().add().write(7, local.address(), length, localRegion.lkey(), target.address(), target.rkey(),
             SendFlags.SIGNALED);
-        assertEquals(PostResult.OK, qp.postSend(batch), "posting never throws");
-        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() < deadlineNs)
-        {
-            if (1 == initiatorCq.poll(completions, 1))
-            {
-                return completions[0].status();
-            }
-            LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(50));
-        }
-        return fail("no completion");
+        return ShmTwoDevices.postAndAwait(qp, batch, initiatorCq, completions);
     }
 
     /** @return memory areas of this process backed by files of the responder device (its own and the initiator's). */
