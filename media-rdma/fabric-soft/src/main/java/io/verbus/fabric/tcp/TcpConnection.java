@@ -20,6 +20,8 @@ import java.nio.channels.SocketChannel;
 final class TcpConnection
 {
     static final int INITIAL_BUFFER_BYTES = 256 * 1024;
+    /** A write buffer grown for large frames goes back to the streaming size after this many small ones in a row. */
+    static final int SMALL_FRAMES_BEFORE_SHRINK = 1024;
     /**
      * The buffers of an accepted connection until its hello is proven: room for the hello and its answer only.
      * Anyone who reaches the port can open connections as fast as they like, and each one's buffers are direct memory
@@ -72,6 +74,7 @@ final class TcpConnection
     int directFlags;
     /** Bytes of an abandoned direct placement still to be read and dropped, so the next frame starts in place. */
     private long skipRemaining;
+    private int smallFramesSinceLarge;
 
     TcpConnection(final SocketChannel channel, final boolean dialed, final long nowNs)
     {
@@ -182,8 +185,15 @@ final class TcpConnection
             // The frame it grew for is consumed (the next, if begun, fits): give the memory back rather than keep it
             // for the connection's life (a peer's one header would otherwise pin up to 32 MiB per connection, and a
             // publisher has a connection per subscriber).
-            readBuffer = streamingCopy(readBuffer);
-            readSegment = wholeOf(readBuffer);
+            try
+            {
+                readBuffer = streamingCopy(readBuffer);
+                readSegment = wholeOf(readBuffer);
+            }
+            catch (final OutOfMemoryError ex)
+            {
+                // No direct memory for the smaller buffer (allocated before anything moves): keep the one it has.
+            }
         }
     }
 
@@ -365,6 +375,20 @@ final class TcpConnection
      */
     int reserve(final int frameLength) throws IOException
     {
+        if (frameLength > INITIAL_BUFFER_BYTES)
+        {
+            smallFramesSinceLarge = 0;
+        }
+        else if (writeBuffer.capacity() > INITIAL_BUFFER_BYTES &&
+            ++smallFramesSinceLarge >= SMALL_FRAMES_BEFORE_SHRINK && 0 == writeBuffer.position())
+        {
+            // Grown for large frames (READ responses, large WRITEs) that stopped coming: give it back rather than keep
+            // up to MAX_MESSAGE_LENGTH for the connection's life. Not sooner: a stream of large frames would then pay a
+            // fresh direct buffer per frame. Nothing is pending, so no frame is reserved in the old one.
+            writeBuffer = allocateOrFail(INITIAL_BUFFER_BYTES);
+            writeSegment = wholeOf(writeBuffer);
+            smallFramesSinceLarge = 0;
+        }
         if (writeBuffer.remaining() < frameLength)
         {
             flush();
@@ -417,9 +441,7 @@ final class TcpConnection
     }
 
     /**
-     * One non-blocking write of what is pending; what the socket does not take stays, in order, for the next. A write
-     * buffer grown for one large frame (a READ response) goes back to the streaming size once all of it is written,
-     * rather than keep up to {@link TcpDevice#MAX_MESSAGE_LENGTH} for the connection's life.
+     * One non-blocking write of what is pending; what the socket does not take stays, in order, for the next.
      */
     void flush() throws IOException
     {
@@ -435,11 +457,6 @@ final class TcpConnection
         finally
         {
             writeBuffer.compact();
-        }
-        if (0 == writeBuffer.position() && writeBuffer.capacity() > INITIAL_BUFFER_BYTES)
-        {
-            writeBuffer = allocate(INITIAL_BUFFER_BYTES); // nothing pending, so no frame reserved in the old one
-            writeSegment = wholeOf(writeBuffer);
         }
     }
 

@@ -228,28 +228,48 @@ class TcpDataPathTest
     }
 
     @Test
-    void shouldReturnBothBuffersAfterALargeReadResponseIsWrittenAndConsumed()
+    void shouldKeepAWriteBufferGrownForAStreamOfLargeReadsAndGiveItBackOnceOnlySmallFramesFollow()
     {
         connect(context(), context(), 4 << 20);
         final int length = (1 << 20) + 13;
         final byte[] data = new byte[length];
         new Random(19).nextBytes(data);
-        for (int i = 0; i < 2; i++)
+        final java.util.Set<java.nio.ByteBuffer> writeBuffers =
+            java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (int i = 0; i < 20; i++)
         {
             MemorySegment.copy(data, 0, sink.segment(), ValueLayout.JAVA_BYTE, 0, length);
             source.segment().fill((byte)0);
-            batch.clear().add().read(1, source.address(), length, source.lkey(), sink.address(), sink.rkey(),
-                SendFlags.SIGNALED);
-            assertEquals(PostResult.OK, requester.postSend(batch));
-            assertEquals(WorkCompletionStatus.SUCCESS, awaitCompletion().status());
+            assertEquals(WorkCompletionStatus.SUCCESS, read(length));
             assertArrayEquals(data, source.segment().asSlice(0, length).toArray(ValueLayout.JAVA_BYTE));
-            // Either side's engine may run on its NIC thread: the last pass over the buffers may follow the completion.
-            awaitInitialCapacity(() -> ((TcpQueuePair)target).inbound.writeBufferCapacity(),
-                "the responder's write buffer after READ " + i);
+            writeBuffers.add(((TcpQueuePair)target).inbound.writeBuffer());
+            // Either side's engine may run on its NIC thread: the last pass over the buffer may follow the completion.
             awaitInitialCapacity(() -> ((TcpQueuePair)requester).outbound.readBufferCapacity(),
                 "the requester's read buffer after READ " + i);
             data[i] ^= 0x55;
         }
+        assertTrue(writeBuffers.size() <= 2, "the responder allocated a write buffer per large READ response: " +
+            writeBuffers.size() + " over 20");
+
+        // Given back at the first small response after that many that finds nothing pending: at once, here.
+        int smallReads = 0;
+        while (smallReads < 2 * TcpConnection.SMALL_FRAMES_BEFORE_SHRINK &&
+            ((TcpQueuePair)target).inbound.writeBufferCapacity() != TcpConnection.INITIAL_BUFFER_BYTES)
+        {
+            assertEquals(WorkCompletionStatus.SUCCESS, read(8));
+            smallReads++;
+        }
+        assertEquals(TcpConnection.INITIAL_BUFFER_BYTES, ((TcpQueuePair)target).inbound.writeBufferCapacity(),
+            "the responder's write buffer after " + smallReads + " small responses");
+        assertTrue(smallReads >= TcpConnection.SMALL_FRAMES_BEFORE_SHRINK, "given back after " + smallReads);
+    }
+
+    private WorkCompletionStatus read(final int length)
+    {
+        batch.clear().add().read(1, source.address(), length, source.lkey(), sink.address(), sink.rkey(),
+            SendFlags.SIGNALED);
+        assertEquals(PostResult.OK, requester.postSend(batch));
+        return awaitCompletion().status();
     }
 
     private void awaitInitialCapacity(final java.util.function.IntSupplier capacity, final String what)
