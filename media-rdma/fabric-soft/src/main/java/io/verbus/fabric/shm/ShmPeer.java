@@ -267,11 +267,24 @@ final class ShmPeer implements AutoCloseable
         {
             return existing;
         }
+        final Arena mappingArena = mappings.arenaFor(rkey);
+        if (null == mappingArena)
+        {
+            // The process maps as many peer regions as it may: refused, but not remembered, so that this key maps
+            // once others are gone. Said once per stretch of refusals, not per WR.
+            if (mappings.firstRefusalSinceLastMapping())
+            {
+                refusals.accept("shm peer " + directory + ": region key " + rkey + " refused: the most this process " +
+                    "maps is " + ShmRegionMappings.MAX_MAPPINGS_PER_PEER + " regions of one peer and " +
+                    ShmRegionMappings.MAX_MAPPINGS_PER_PROCESS + " of all (vm.max_map_count must leave room for the " +
+                    "JVM); it maps " + mappings.size() + " of this peer's and " +
+                    ShmRegionMappings.liveMappingsInProcess() + " in all");
+            }
+            return REFUSED;
+        }
         MemorySegment segment;
-        Arena mappingArena = null;
         try
         {
-            mappingArena = mappings.arenaFor(rkey);
             final long base = (long)index * ENTRY_LENGTH;
             final int pathLength = regions.get(ValueLayout.JAVA_INT, base + ENTRY_PATH_LENGTH_OFFSET);
             if (pathLength <= 0 || pathLength > ENTRY_MAX_PATH_BYTES)

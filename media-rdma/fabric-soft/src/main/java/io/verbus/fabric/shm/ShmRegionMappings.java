@@ -1,6 +1,5 @@
 package io.verbus.fabric.shm;
 
-import io.verbus.fabric.FabricException;
 import io.verbus.fabric.soft.SoftRegionTable;
 import org.agrona.collections.IntArrayList;
 
@@ -24,8 +23,11 @@ import static io.verbus.fabric.shm.ShmLayout.ENTRY_VALID;
  * connection open and reconnects others over and over registers a fresh region each time; kept until the peer's last
  * connection closed, its mappings grew without bound toward the limit, after which this process could map nothing.
  * So each new mapping first unmaps every mapping of this peer whose region the peer no longer publishes under its key
- * (deregistered, or its table slot reused), and past {@link #MAX_MAPPINGS_PER_PROCESS} live mappings over all peers a
- * new region is refused (the WR fails with a remote access error, which ends that connection).
+ * (deregistered, or its table slot reused), and past {@link #MAX_MAPPINGS_PER_PEER} live mappings of that peer or
+ * {@link #MAX_MAPPINGS_PER_PROCESS} over all peers a new region is refused (the WR fails with a remote access error,
+ * which ends that connection) without being remembered as refused, so that it maps once there is room again. A peer's
+ * revoked regions stay mapped until it maps another or its last connection closes: sweeping every peer at the limit
+ * would take every peer's lock from one poster's thread.
  * <p>
  * A WR of another thread still copying into a mapping being unmapped fails (the JDK stops a closing shared arena's
  * accesses with an exception, which the QP turns into a remote access error): that region is gone at the peer, so a
@@ -37,6 +39,8 @@ final class ShmRegionMappings
 {
     /** Live region mappings over all shm peers of this process: a sixth or so of the kernel's default limit. */
     static final int MAX_MAPPINGS_PER_PROCESS = 10_000;
+    /** Live region mappings of one peer device, so that one peer cannot take all of the process's. */
+    static final int MAX_MAPPINGS_PER_PEER = 4_096;
 
     /** A region whose file was refused: later uses of its key are refused at once, without another attempt. */
     static final MemorySegment REFUSED = MemorySegment.NULL;
@@ -51,6 +55,7 @@ final class ShmRegionMappings
     private final Mapping[] mappings = new Mapping[SoftRegionTable.MAX_REGIONS];
     private final IntArrayList mappedIndexes = new IntArrayList();
     private final MemorySegment regionTable;
+    private boolean refusedAtLimit;
 
     /**
      * @param regionTable the peer's published region table, which says which keys are still registered.
@@ -72,23 +77,30 @@ final class ShmRegionMappings
     /**
      * Make room for a new mapping of {@code rkey}: unmap the ones whose regions are gone, then check the limit.
      *
-     * @return a fresh arena to map the region's file in.
-     * @throws FabricException past {@link #MAX_MAPPINGS_PER_PROCESS}.
+     * @return a fresh arena to map the region's file in, or null past {@link #MAX_MAPPINGS_PER_PROCESS} or
+     * {@link #MAX_MAPPINGS_PER_PEER}.
      */
     Arena arenaFor(final int rkey)
     {
         unmapRevoked(rkey);
-        if (LIVE_MAPPINGS.get() >= MAX_MAPPINGS_PER_PROCESS)
+        if (LIVE_MAPPINGS.get() >= MAX_MAPPINGS_PER_PROCESS || mappedIndexes.size() >= MAX_MAPPINGS_PER_PEER)
         {
-            throw new FabricException("this process already maps " + LIVE_MAPPINGS.get() + " shm peer regions, " +
-                "the most it maps (vm.max_map_count leaves room for no peer to exhaust)");
+            return null;
         }
         return Arena.ofShared();
     }
 
+    /** @return true for the first refusal at the limit since this peer last mapped a region (to report it once). */
+    boolean firstRefusalSinceLastMapping()
+    {
+        final boolean first = !refusedAtLimit;
+        refusedAtLimit = true;
+        return first;
+    }
+
     /**
-     * Record what {@link #arenaFor} led to: the region's file mapped in {@code arena}, or refused ({@code arena}
-     * null, or closed here).
+     * Record what {@link #arenaFor} led to: the region's file mapped in {@code arena}, or refused (the arena closed
+     * here; a refused key is not tried again).
      */
     void record(final int rkey, final MemorySegment segment, final Arena arena)
     {
@@ -96,14 +108,12 @@ final class ShmRegionMappings
         unmap(index);
         if (REFUSED == segment)
         {
-            if (null != arena)
-            {
-                arena.close();
-            }
+            arena.close();
             mappings[index] = new Mapping(rkey, REFUSED, null);
             return;
         }
         LIVE_MAPPINGS.incrementAndGet();
+        refusedAtLimit = false;
         mappedIndexes.addInt(index);
         mappings[index] = new Mapping(rkey, segment, arena);
     }

@@ -67,9 +67,10 @@ final class ShmRemoteQueuePair
                 INT.compareAndSet(file, (long)QP_STATE_OFFSET, current, QueuePairState.ERR.code());
             }
         }
-        catch (final InternalError ex)
+        catch (final InternalError | IllegalStateException ex)
         {
-            // the peer truncated its QP file under the mapping: nothing left to mark
+            // The peer truncated its QP file under the mapping, or this QP closed and unmapped it while a progress
+            // that outlived the close's wait was failing a WR: nothing left to mark.
         }
     }
 

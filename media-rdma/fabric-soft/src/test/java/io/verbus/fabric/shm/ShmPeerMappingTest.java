@@ -2,6 +2,7 @@ package io.verbus.fabric.shm;
 
 import io.verbus.fabric.AccessFlags;
 import io.verbus.fabric.CompletionQueue;
+import io.verbus.fabric.Device;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.ProtectionDomain;
 import io.verbus.fabric.QueuePair;
@@ -23,6 +24,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * What an shm initiator keeps mapped of a peer that reconnects over and over, or registers region after region: each
@@ -91,41 +93,87 @@ class ShmPeerMappingTest
     }
 
     @Test
-    void shouldRefuseRegionsPastTheProcessLimitAndMapAgainOnceThePeerDeregistersSome()
+    void shouldRefuseRegionsPastThePeersShareAndMapAgainOnceThePeerDeregistersSome()
     {
         final QueuePair[] pair = connect();
-        final int room = ShmRegionMappings.MAX_MAPPINGS_PER_PROCESS - ShmRegionMappings.liveMappingsInProcess();
+        final int before = ShmRegionMappings.liveMappingsInProcess();
         final List<MemoryRegion> regions = new ArrayList<>();
-        for (int i = 0; i < room; i++)
+        for (int i = 0; i < ShmRegionMappings.MAX_MAPPINGS_PER_PEER; i++)
         {
             final MemoryRegion region = responderPd.registerMemory(ring, WRITABLE);
             regions.add(region);
             assertEquals(WorkCompletionStatus.SUCCESS, write(pair[0], region, 8), "region " + i);
         }
-        assertEquals(ShmRegionMappings.MAX_MAPPINGS_PER_PROCESS, ShmRegionMappings.liveMappingsInProcess());
+        assertEquals(before + ShmRegionMappings.MAX_MAPPINGS_PER_PEER, ShmRegionMappings.liveMappingsInProcess());
 
         final MemoryRegion oneTooMany = responderPd.registerMemory(ring, WRITABLE);
-        assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, write(pair[0], oneTooMany, 8), "past the limit");
+        assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, write(pair[0], oneTooMany, 8), "past the peer's share");
         assertEquals(1, devices.reported.size(), "the refusal is reported once: " + devices.reported);
-        assertTrue(devices.reported.get(0).getMessage().contains("the most it maps"), devices.reported.toString());
+        assertTrue(devices.reported.get(0).getMessage().contains("regions of one peer"), devices.reported.toString());
 
         for (int i = 0; i < regions.size() / 2; i++)
         {
             regions.get(i).deregister();
         }
         final QueuePair[] again = connect(); // the first QP met a remote access error and stays in error
-        final MemoryRegion fresh = responderPd.registerMemory(ring, WRITABLE);
-        assertEquals(WorkCompletionStatus.SUCCESS, write(again[0], fresh, 8),
-            "the mappings of the deregistered half were dropped to make room");
-        assertTrue(ShmRegionMappings.liveMappingsInProcess() <= regions.size() - regions.size() / 2 + 1,
-            "live mappings: " + ShmRegionMappings.liveMappingsInProcess());
+        assertEquals(WorkCompletionStatus.SUCCESS, write(again[0], oneTooMany, 8),
+            "the mappings of the deregistered half were dropped to make room, and the refused key was not remembered");
+        assertEquals(1, devices.reported.size(), devices.reported.toString());
+        assertEquals(before + regions.size() - regions.size() / 2 + 1, ShmRegionMappings.liveMappingsInProcess());
+    }
+
+    @Test
+    void shouldRefuseRegionsPastTheProcessLimitOverAllPeers()
+    {
+        final int peers = ShmRegionMappings.MAX_MAPPINGS_PER_PROCESS / ShmRegionMappings.MAX_MAPPINGS_PER_PEER + 1;
+        final int before = ShmRegionMappings.liveMappingsInProcess();
+        final List<Device> others = new ArrayList<>();
+        final List<QueuePair> initiatorQps = new ArrayList<>();
+        try
+        {
+            for (int p = 0; p < peers; p++)
+            {
+                final Device peer = devices.fabric.openDevice();
+                others.add(peer);
+                final ProtectionDomain pd = peer.allocateProtectionDomain();
+                final MemorySegment memory = peer.allocateMemory(4096);
+                final QueuePair[] pair = connect(pd, peer);
+                initiatorQps.add(pair[0]);
+                for (int i = 0; i < ShmRegionMappings.MAX_MAPPINGS_PER_PEER; i++)
+                {
+                    final MemoryRegion region = pd.registerMemory(memory, WRITABLE);
+                    final WorkCompletionStatus status = write(pair[0], region, 8);
+                    if (WorkCompletionStatus.SUCCESS != status)
+                    {
+                        assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, status);
+                        assertEquals(ShmRegionMappings.MAX_MAPPINGS_PER_PROCESS,
+                            ShmRegionMappings.liveMappingsInProcess(), "refused at the process's limit");
+                        assertEquals(peers - 1, p, "refused at the last peer");
+                        assertTrue(devices.reported.get(0).getMessage().contains("10000 of all"),
+                            devices.reported.toString());
+                        return;
+                    }
+                }
+            }
+            fail("no refusal after " + ShmRegionMappings.liveMappingsInProcess() + " mappings");
+        }
+        finally
+        {
+            initiatorQps.forEach(QueuePair::close); // the last connection to each peer unmaps its regions
+            others.forEach(Device::close);
+            assertEquals(0, ShmRegionMappings.liveMappingsInProcess() - before, "mappings left after the test");
+        }
     }
 
     private QueuePair[] connect()
     {
-        final QueuePair responderQp = responderPd.createQueuePair(new QueuePairConfig()
-            .completionQueue(devices.responder.createCompletionQueue(16)).maxSendWorkRequests(16)
-            .maxReceiveWorkRequests(1));
+        return connect(responderPd, devices.responder);
+    }
+
+    private QueuePair[] connect(final ProtectionDomain targetPd, final Device target)
+    {
+        final QueuePair responderQp = targetPd.createQueuePair(new QueuePairConfig()
+            .completionQueue(target.createCompletionQueue(16)).maxSendWorkRequests(16).maxReceiveWorkRequests(1));
         final QueuePair initiatorQp = initiatorPd.createQueuePair(new QueuePairConfig()
             .completionQueue(initiatorCq).maxSendWorkRequests(16).maxReceiveWorkRequests(1));
         initiatorQp.connect(responderQp.localConnectionInfo());
