@@ -440,6 +440,10 @@ public final class ShmDevice extends SoftDevice
             peers.values().remove(peer);
             peer.close();
         }
+        else
+        {
+            peer.unmapRevokedRegions(); // a connection ended: its regions at the peer have usually gone with it
+        }
     }
 
     @Override

@@ -369,6 +369,12 @@ final class ShmPeer implements AutoCloseable
         return header;
     }
 
+    /** Unmap the region files whose rkeys the peer's table no longer holds valid (one of its connections closed). */
+    synchronized void unmapRevokedRegions()
+    {
+        mappings.unmapRevoked();
+    }
+
     /** @return region files of this peer mapped now (for tests). */
     synchronized int regionMappings()
     {

@@ -25,9 +25,10 @@ import static io.verbus.fabric.shm.ShmLayout.ENTRY_VALID;
  * So each new mapping first unmaps every mapping of this peer whose region the peer no longer publishes under its key
  * (deregistered, or its table slot reused), and past {@link #MAX_MAPPINGS_PER_PEER} live mappings of that peer or
  * {@link #MAX_MAPPINGS_PER_PROCESS} over all peers a new region is refused (the WR fails with a remote access error,
- * which ends that connection) without being remembered as refused, so that it maps once there is room again. A peer's
- * revoked regions stay mapped until it maps another or its last connection closes: sweeping every peer at the limit
- * would take every peer's lock from one poster's thread.
+ * which ends that connection) without being remembered as refused, so that it maps once there is room again. The
+ * same sweep runs when a connection to the peer closes (its regions at the peer have usually gone with it); a peer's
+ * regions revoked later stay mapped until it maps another, a connection to it closes, or its last one does: sweeping
+ * every peer at the limit would take every peer's lock from one poster's thread.
  * <p>
  * A WR of another thread still copying into a mapping being unmapped fails (the JDK stops a closing shared arena's
  * accesses with an exception, which the QP turns into a remote access error): that region is gone at the peer, so a
@@ -47,6 +48,8 @@ final class ShmRegionMappings
 
     private static final AtomicInteger LIVE_MAPPINGS = new AtomicInteger();
     private static final VarHandle ENTRY_STATE = ValueLayout.JAVA_INT.varHandle();
+    /** An rkey whose table index no region has ({@code 0xFFFF} is past the table's end). */
+    private static final int NO_KEY = 0xFFFF;
 
     private record Mapping(int key, MemorySegment segment, Arena arena)
     {
@@ -137,6 +140,12 @@ final class ShmRegionMappings
         {
             unmap(mappedIndexes.getInt(mappedIndexes.size() - 1));
         }
+    }
+
+    /** Unmap every mapping whose rkey the peer's table no longer holds valid (deregistered, or its slot reused). */
+    void unmapRevoked()
+    {
+        unmapRevoked(NO_KEY);
     }
 
     private void unmapRevoked(final int rkey)

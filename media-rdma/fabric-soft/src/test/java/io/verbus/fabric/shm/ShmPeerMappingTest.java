@@ -93,6 +93,26 @@ class ShmPeerMappingTest
     }
 
     @Test
+    void shouldUnmapARevokedRegionWhenAConnectionToThePeerCloses()
+    {
+        final QueuePair[] kept = connect(); // the peer stays open throughout
+        final MemoryRegion first = responderPd.registerMemory(ring, WRITABLE);
+        assertEquals(WorkCompletionStatus.SUCCESS, write(kept[0], first, 64));
+        final int before = ShmRegionMappings.liveMappingsInProcess();
+
+        final QueuePair[] pair = connect();
+        final MemoryRegion region = responderPd.registerMemory(ring, WRITABLE);
+        assertEquals(WorkCompletionStatus.SUCCESS, write(pair[0], region, 64));
+        assertEquals(before + 1, ShmRegionMappings.liveMappingsInProcess());
+        region.deregister(); // as a subscriber leaving: its ring goes, then its connection
+        pair[1].close();
+        pair[0].close();
+        assertEquals(before, ShmRegionMappings.liveMappingsInProcess(),
+            "the revoked region's mapping went with the connection, with no later mapping to sweep it");
+        assertEquals(WorkCompletionStatus.SUCCESS, write(kept[0], first, 64), "the kept connection still works");
+    }
+
+    @Test
     void shouldRefuseRegionsPastThePeersShareAndMapAgainOnceThePeerDeregistersSome()
     {
         final QueuePair[] pair = connect();
