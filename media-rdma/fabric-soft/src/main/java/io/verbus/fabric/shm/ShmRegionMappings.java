@@ -103,12 +103,12 @@ final class ShmRegionMappings
 
     /**
      * Record what {@link #arenaFor} led to: the region's file mapped in {@code arena}, or refused (the arena closed
-     * here; a refused key is not tried again).
+     * here; a refused key is not tried again). Whatever was mapped in the key's slot before, {@link #arenaFor}
+     * unmapped.
      */
     void record(final int rkey, final MemorySegment segment, final Arena arena)
     {
         final int index = rkey & 0xFFFF;
-        unmap(index);
         if (REFUSED == segment)
         {
             arena.close();
