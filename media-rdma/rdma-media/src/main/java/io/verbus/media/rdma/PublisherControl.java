@@ -177,9 +177,10 @@ final class PublisherControl implements AutoCloseable
             });
             final SubscriberConnection admitted = (SubscriberConnection)admission.attachment();
             connection = admitted;
+            // Before ready (volatile, read by the sender): whoever sees the publication connected sees this too.
+            lastAdmitted = admitted;
             admitted.ready = true;
             pending.finish(); // admitted: the endpoint's handshake slot and deadline no longer apply
-            lastAdmitted = admitted;
             LOGGER.log(System.Logger.Level.INFO, "rdma publication " + name + ": subscriber " + admitted.name +
                 " connected at position " + admitted.joinPosition + " over " + endpoint.providerName() + ", commit=" +
                 (null == admitted.immediateCommit ? "counter" : "imm"));
