@@ -1,10 +1,14 @@
 package io.verbus.media.rdma;
 
+import io.verbus.Publication;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -20,12 +24,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * {@code rdma:} through a standalone driver across processes ({@link RdmaDriverChild}): a driver process with the rdma
- * media (provider {@code shm}), a publisher client process whose exclusive publication the driver sends, and three
- * subscriber client processes served by the driver's one rdma subscription to it (bridged into a log they share).
- * One subscriber stops polling part-way, holding the stream back, and is killed -9: the driver frees it after the
- * client liveness timeout and the publisher and the other two subscribers finish, every message checked (sequence,
- * length, CRC32) and the sums of the CRC32s equal on every side.
+ * {@code rdma:} through standalone drivers across processes ({@link RdmaDriverChild}), on providers {@code shm} and
+ * {@code tcp}: a driver process with the rdma media, a publisher client process whose exclusive publication the driver
+ * sends, and three subscriber client processes served by the driver's one rdma subscription to it (bridged into a log
+ * they share). One subscriber stops polling part-way, holding the stream back, and is killed -9: the driver frees it
+ * after the client liveness timeout and the publisher and the other two subscribers finish, every message checked
+ * (sequence, length, CRC32) and the sums of the CRC32s equal on every side. Then as two hosts have it, a driver per
+ * side: the stream between the two drivers, and either driver killed -9 mid-stream.
  * <p>
  * Message count: {@code -Dverbus.rdma.driver.messages=N} (default 1,000,000).
  */
@@ -79,6 +84,20 @@ class RdmaStandaloneDriverCrossProcessTest
             return line;
         }
 
+        /** @return the FAILED line the child prints when it gives up, expected here. */
+        String awaitFailure(final long timeoutMs) throws InterruptedException
+        {
+            final String line = PeerProcesses.awaitLine(
+                lines, seen, TimeUnit.MILLISECONDS.toNanos(timeoutMs), "FAILED");
+            if (null == line)
+            {
+                fail(name + ": no FAILED line within " + timeoutMs + " ms (" +
+                    (process.isAlive() ? "running" : "exited " + process.exitValue()) + "):\n    " +
+                    PeerProcesses.tail(seen, lines, 30));
+            }
+            return line;
+        }
+
         void send(final String line) throws IOException
         {
             final OutputStream in = process.getOutputStream();
@@ -106,19 +125,21 @@ class RdmaStandaloneDriverCrossProcessTest
         return child;
     }
 
-    @Test
-    void shouldCarryCheckedMessagesBetweenClientProcessesOverRdmaAndOutliveAKilledClient() throws Exception
+    @ParameterizedTest
+    @ValueSource(strings = { "shm", "tcp" })
+    void shouldCarryCheckedMessagesBetweenClientProcessesOverRdmaAndOutliveAKilledClient(final String provider)
+        throws Exception
     {
         final String dir = tempDir.resolve("driver").toString();
         final Child driver = start("driver", "driver", dir, "1000");
         driver.awaitLine("DRIVER READY", 60_000);
         final Child publisher = start("publisher", "publisher", dir,
-            "rdma:endpoint=127.0.0.1:0|provider=shm|term-length=256k", Integer.toString(STREAM_ID),
+            "rdma:endpoint=127.0.0.1:0|provider=" + provider + "|term-length=256k", Integer.toString(STREAM_ID),
             Long.toString(MESSAGES));
         final int port = Integer.parseInt(publisher.awaitLine("PORT ", 60_000).substring(5).trim());
         assertTrue(port > 0, "the publication's control port in the driver's counters");
 
-        final String channel = "rdma:endpoint=127.0.0.1:" + port + "|provider=shm";
+        final String channel = "rdma:endpoint=127.0.0.1:" + port + "|provider=" + provider;
         final String count = Long.toString(MESSAGES);
         final long stallAfter = MESSAGES / 10;
         final Child subscriberA = start("subscriber A", "subscriber", dir, channel, "5001", count);
@@ -159,6 +180,117 @@ class RdmaStandaloneDriverCrossProcessTest
             stallAfter + "): " + sent + " / " + receivedA + " / " + receivedB + "; finished " + afterKillMs +
             " ms after the kill");
     }
+    /**
+     * Two hosts, as a deployment has them: a driver per host, the publisher a client of one, two subscribers clients
+     * of the other, the stream between the two drivers' rdma media. Every message checked on both subscribers.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = { "shm", "tcp" })
+    void shouldCarryCheckedMessagesBetweenClientsOfTwoDrivers(final String provider) throws Exception
+    {
+        final String publisherDir = tempDir.resolve("driver-p").toString();
+        final String subscriberDir = tempDir.resolve("driver-s").toString();
+        final Child publisherDriver = start("publisher's driver", "driver", publisherDir, "1000");
+        final Child subscriberDriver = start("subscribers' driver", "driver", subscriberDir, "1000");
+        publisherDriver.awaitLine("DRIVER READY", 60_000);
+        subscriberDriver.awaitLine("DRIVER READY", 60_000);
+        final Child publisher = start("publisher", "publisher", publisherDir,
+            "rdma:endpoint=127.0.0.1:0|provider=" + provider + "|term-length=256k", Integer.toString(STREAM_ID),
+            Long.toString(MESSAGES));
+        final int port = Integer.parseInt(publisher.awaitLine("PORT ", 60_000).substring(5).trim());
+        final String channel = "rdma:endpoint=127.0.0.1:" + port + "|provider=" + provider;
+        final String count = Long.toString(MESSAGES);
+        final Child subscriberA = start("subscriber A", "subscriber", subscriberDir, channel, "5001", count);
+        final Child subscriberB = start("subscriber B", "subscriber", subscriberDir, channel, "5001", count);
+        subscriberA.awaitLine("IMAGE", 60_000);
+        subscriberB.awaitLine("IMAGE", 60_000);
+        publisher.awaitLine("CONNECTED", 60_000);
+        publisher.send("GO");
+        assertEquals("STARTING rdma-subscribers=1", publisher.awaitLine("STARTING", 10_000),
+            "the subscribers' driver serves both with one rdma subscription");
+
+        final long timeoutMs = 120_000 + MESSAGES / 5;
+        final String sent = publisher.awaitLine("SENT", timeoutMs);
+        for (final Child subscriber : List.of(subscriberA, subscriberB))
+        {
+            final String[] parts = subscriber.awaitLine("RECEIVED", timeoutMs).split(" ");
+            assertEquals(count, parts[1]);
+            assertEquals(sent.split(" ")[3], parts[3], "CRC32 sums");
+            assertEquals(0, subscriber.awaitExit(30_000));
+        }
+        publisher.send("DONE");
+        assertEquals(0, publisher.awaitExit(30_000));
+        System.out.println("rdma between two drivers over " + provider + ": " + sent);
+    }
+
+    /**
+     * A driver killed -9 mid-stream, on either side of a two-driver stream: the other side's clients are told at
+     * once, in the Aeron way (the publisher's offers NOT_CONNECTED, the subscriber's image gone), nothing wedges, and
+     * the surviving driver serves a new stream from a new peer driver, every message checked.
+     */
+    @ParameterizedTest
+    @CsvSource({ "shm,publisher", "shm,subscriber", "tcp,publisher", "tcp,subscriber" })
+    void shouldTellTheOtherSideOfADriverKilledMidStreamAndServeTheNextPeer(final String provider, final String killed)
+        throws Exception
+    {
+        final boolean killPublisherSide = "publisher".equals(killed);
+        final String publisherDir = tempDir.resolve("driver-p").toString();
+        final String subscriberDir = tempDir.resolve("driver-s").toString();
+        final Child publisherDriver = start("publisher's driver", "driver", publisherDir, "1000");
+        final Child subscriberDriver = start("subscribers' driver", "driver", subscriberDir, "1000");
+        publisherDriver.awaitLine("DRIVER READY", 60_000);
+        subscriberDriver.awaitLine("DRIVER READY", 60_000);
+        final String endless = Long.toString(Long.MAX_VALUE);
+        final Child publisher = start("publisher", "publisher", publisherDir,
+            "rdma:endpoint=127.0.0.1:0|provider=" + provider + "|term-length=256k", Integer.toString(STREAM_ID),
+            endless);
+        final int port = Integer.parseInt(publisher.awaitLine("PORT ", 60_000).substring(5).trim());
+        final Child subscriber = start("subscriber", "subscriber", subscriberDir,
+            "rdma:endpoint=127.0.0.1:" + port + "|provider=" + provider, "5001", endless);
+        subscriber.awaitLine("IMAGE", 60_000);
+        publisher.awaitLine("CONNECTED", 60_000);
+        publisher.send("GO");
+        publisher.awaitLine("STARTING", 10_000);
+        Thread.sleep(1_000); // mid-stream
+
+        final Child victim = killPublisherSide ? publisherDriver : subscriberDriver;
+        victim.process.destroyForcibly(); // SIGKILL
+        assertTrue(victim.process.waitFor(10, TimeUnit.SECONDS));
+        final long killedNs = System.nanoTime();
+        final Child told = killPublisherSide ? subscriber : publisher;
+        final String failure = told.awaitFailure(30_000);
+        final long toldMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedNs);
+        assertTrue(failure.contains(killPublisherSide ? "image gone" : "returned " + Publication.NOT_CONNECTED),
+            failure);
+        assertEquals(1, told.awaitExit(10_000));
+        final Child survivor = killPublisherSide ? subscriberDriver : publisherDriver;
+        assertTrue(survivor.process.isAlive(), "the surviving driver");
+
+        // The survivor serves a new stream with a new peer driver.
+        final String newDir = tempDir.resolve("driver-new").toString();
+        final Child newDriver = start("new driver", "driver", newDir, "1000");
+        newDriver.awaitLine("DRIVER READY", 60_000);
+        final String messages = "100000";
+        final Child newPublisher = start("new publisher", "publisher", killPublisherSide ? newDir : publisherDir,
+            "rdma:endpoint=127.0.0.1:0|provider=" + provider + "|term-length=256k", Integer.toString(STREAM_ID + 1),
+            messages);
+        final int newPort = Integer.parseInt(newPublisher.awaitLine("PORT ", 60_000).substring(5).trim());
+        final Child newSubscriber = start("new subscriber", "subscriber", killPublisherSide ? subscriberDir : newDir,
+            "rdma:endpoint=127.0.0.1:" + newPort + "|provider=" + provider, Integer.toString(STREAM_ID + 1), messages);
+        newSubscriber.awaitLine("IMAGE", 60_000);
+        newPublisher.awaitLine("CONNECTED", 60_000);
+        newPublisher.send("GO");
+        final String sent = newPublisher.awaitLine("SENT", 120_000);
+        final String received = newSubscriber.awaitLine("RECEIVED", 120_000);
+        assertEquals(messages, received.split(" ")[1], received);
+        assertEquals(sent.split(" ")[3], received.split(" ")[3], "CRC32 sums: " + sent + " / " + received);
+        assertEquals(0, newSubscriber.awaitExit(30_000));
+        newPublisher.send("DONE");
+        assertEquals(0, newPublisher.awaitExit(30_000));
+        System.out.println("rdma over " + provider + ", the " + killed + "'s driver killed -9 mid-stream: " +
+            failure + " (" + toldMs + " ms after the kill); then a new stream through the survivor: " + received);
+    }
+
     /**
      * A publisher client killed -9 and started again on the same endpoint and stream: the driver frees the dead
      * client as soon as its process is gone (its liveness timeout here is 30 s), so the restarted one takes the
