@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One TCP connection of the software NIC with growable direct read and write buffers.
@@ -22,6 +23,8 @@ final class TcpConnection
     static final int INITIAL_BUFFER_BYTES = 256 * 1024;
     /** A write buffer grown for large frames goes back to the streaming size after this many small ones in a row. */
     static final int SMALL_FRAMES_BEFORE_SHRINK = 1024;
+    /** A write buffer grown for large frames goes back to the streaming size after this long with no large frame. */
+    static final long IDLE_WRITE_BUFFER_RELEASE_NS = TimeUnit.SECONDS.toNanos(1);
     /**
      * The buffers of an accepted connection until its hello is proven: room for the hello and its answer only.
      * Anyone who reaches the port can open connections as fast as they like, and each one's buffers are direct memory
@@ -75,6 +78,7 @@ final class TcpConnection
     /** Bytes of an abandoned direct placement still to be read and dropped, so the next frame starts in place. */
     private long skipRemaining;
     private int smallFramesSinceLarge;
+    private long largeFrameReservedNs;
 
     TcpConnection(final SocketChannel channel, final boolean dialed, final long nowNs)
     {
@@ -378,6 +382,7 @@ final class TcpConnection
         if (frameLength > INITIAL_BUFFER_BYTES)
         {
             smallFramesSinceLarge = 0;
+            largeFrameReservedNs = System.nanoTime();
         }
         else if (writeBuffer.capacity() > INITIAL_BUFFER_BYTES &&
             ++smallFramesSinceLarge >= SMALL_FRAMES_BEFORE_SHRINK && 0 == writeBuffer.position())
@@ -405,6 +410,31 @@ final class TcpConnection
         final int offset = writeBuffer.position();
         writeBuffer.position(offset + frameLength);
         return offset;
+    }
+
+    /**
+     * Give back a write buffer grown for large frames once none has come for {@link #IDLE_WRITE_BUFFER_RELEASE_NS} and
+     * nothing is pending: a peer that asked for one large READ and then fell silent would otherwise leave its size
+     * (up to {@link TcpDevice#MAX_MESSAGE_LENGTH}) held until the connection ends, as no small frame follows to count
+     * towards {@link #SMALL_FRAMES_BEFORE_SHRINK}. Called on the engine's passes; keeps the buffer when the smaller
+     * one cannot be allocated.
+     */
+    void releaseIdleWriteBuffer(final long nowNs)
+    {
+        if (writeBuffer.capacity() > INITIAL_BUFFER_BYTES && 0 == writeBuffer.position() &&
+            nowNs - largeFrameReservedNs >= IDLE_WRITE_BUFFER_RELEASE_NS)
+        {
+            try
+            {
+                writeBuffer = allocate(INITIAL_BUFFER_BYTES);
+                writeSegment = wholeOf(writeBuffer);
+                smallFramesSinceLarge = 0;
+            }
+            catch (final OutOfMemoryError ex)
+            {
+                largeFrameReservedNs = nowNs; // no direct memory now: try again after another idle period
+            }
+        }
     }
 
     /**

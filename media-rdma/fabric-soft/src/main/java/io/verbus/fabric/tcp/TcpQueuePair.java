@@ -436,9 +436,19 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         {
             work += requester.transmit(nowNs);
             work += requester.timers(nowNs);
+            releaseIdleWriteBuffer(outbound, nowNs);
+            releaseIdleWriteBuffer(inbound, nowNs);
         }
         work += coalescer.writeHeldRequests(outbound, nowNs);
         return work;
+    }
+
+    private static void releaseIdleWriteBuffer(final TcpConnection connection, final long nowNs)
+    {
+        if (null != connection && connection.established && !connection.isClosed())
+        {
+            connection.releaseIdleWriteBuffer(nowNs);
+        }
     }
 
     // ---------------------------------------------------------------------------------------------------

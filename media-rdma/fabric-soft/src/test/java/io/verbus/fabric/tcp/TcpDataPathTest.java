@@ -264,6 +264,35 @@ class TcpDataPathTest
         assertTrue(smallReads >= TcpConnection.SMALL_FRAMES_BEFORE_SHRINK, "given back after " + smallReads);
     }
 
+    @Test
+    void shouldGiveBackAWriteBufferGrownForOneLargeReadOnceNoLargeFrameFollowsForASecond()
+    {
+        connect(context(), context(), 4 << 20);
+        final int length = (1 << 20) + 13;
+        assertEquals(WorkCompletionStatus.SUCCESS, read(length));
+        final TcpConnection responderSide = ((TcpQueuePair)target).inbound;
+        assertTrue(responderSide.writeBufferCapacity() > TcpConnection.INITIAL_BUFFER_BYTES,
+            "the responder's write buffer grew for the READ response: " + responderSide.writeBufferCapacity());
+
+        // The peer asks for nothing more: only the engine's own passes (here the application's polls) run.
+        final long grownNs = System.nanoTime();
+        final long deadlineNs = grownNs + 3 * TcpConnection.IDLE_WRITE_BUFFER_RELEASE_NS;
+        while (responderSide.writeBufferCapacity() != TcpConnection.INITIAL_BUFFER_BYTES &&
+            System.nanoTime() < deadlineNs)
+        {
+            target.progress();
+            requester.progress();
+            Thread.onSpinWait();
+        }
+        assertEquals(TcpConnection.INITIAL_BUFFER_BYTES, responderSide.writeBufferCapacity(),
+            "the responder's write buffer, with nothing after one large READ");
+        assertTrue(System.nanoTime() - grownNs >= TcpConnection.IDLE_WRITE_BUFFER_RELEASE_NS / 2,
+            "not given back while a stream of large frames could still be coming");
+        // And the connection still works, small and large.
+        assertEquals(WorkCompletionStatus.SUCCESS, read(8));
+        assertEquals(WorkCompletionStatus.SUCCESS, read(length));
+    }
+
     private WorkCompletionStatus read(final int length)
     {
         batch.clear().add().read(1, source.address(), length, source.lkey(), sink.address(), sink.rkey(),
