@@ -50,6 +50,8 @@ public final class ShmDevice extends SoftDevice
     private final AtomicInteger sharedReceiveQueueNumbers = new AtomicInteger();
     /** Inline capacity offered. */
     public static final int MAX_INLINE_DATA = 256;
+    /** How often the heartbeat thread unmaps the region files that peers revoked (see sweepRevokedRegions). */
+    static final long REVOKED_REGION_SWEEP_PERIOD_NS = TimeUnit.SECONDS.toNanos(1);
 
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
@@ -65,6 +67,9 @@ public final class ShmDevice extends SoftDevice
     private final MemorySegment control;
     private final MemorySegment regions;
     private final Map<String, ShmPeer> peers = new HashMap<>();
+    /** The peers, for the heartbeat thread's sweep without this device's lock; replaced whenever {@link #peers} is. */
+    private volatile ShmPeer[] peerSnapshot = new ShmPeer[0];
+    private long lastRevokedSweepNs;
     private final List<Allocation> allocations = new CopyOnWriteArrayList<>();
     private final DeviceMemory memory = new DeviceMemory();
     private final long livenessTimeoutNs;
@@ -148,6 +153,24 @@ public final class ShmDevice extends SoftDevice
         {
             lastBeatNs = nowNs;
             LONG.setRelease(control, (long)CONTROL_HEARTBEAT_NS_OFFSET, nowNs);
+            if (nowNs - lastRevokedSweepNs >= REVOKED_REGION_SWEEP_PERIOD_NS)
+            {
+                lastRevokedSweepNs = nowNs;
+                sweepRevokedRegions();
+            }
+        }
+    }
+
+    /**
+     * Unmap every peer's region files that the peer has revoked. New mappings and closing connections sweep too, but
+     * a peer that revokes regions and then neither maps another nor closes a connection would otherwise leave them
+     * mapped (kernel memory areas, counted against this process's share) for as long as it stays connected.
+     */
+    private void sweepRevokedRegions()
+    {
+        for (final ShmPeer peer : peerSnapshot)
+        {
+            peer.unmapRevokedRegions();
         }
     }
 
@@ -428,6 +451,7 @@ public final class ShmDevice extends SoftDevice
             peer = ShmPeer.open(confinement, hex, livenessTimeoutNs,
                 (reason) -> context.errorHandler().onError(new FabricException(reason)));
             peers.put(hex, peer);
+            peerSnapshot = peers.values().toArray(new ShmPeer[0]);
         }
         peer.retain();
         return peer;
@@ -438,6 +462,7 @@ public final class ShmDevice extends SoftDevice
         if (peer.release() == 0)
         {
             peers.values().remove(peer);
+            peerSnapshot = peers.values().toArray(new ShmPeer[0]);
             peer.close();
         }
         else
@@ -458,6 +483,7 @@ public final class ShmDevice extends SoftDevice
                 peer.close();
             }
             peers.clear();
+            peerSnapshot = new ShmPeer[0];
         }
         arena.close();
         memory.retireAll();

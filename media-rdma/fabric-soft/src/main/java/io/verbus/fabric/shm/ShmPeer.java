@@ -34,6 +34,7 @@ final class ShmPeer implements AutoCloseable
     private final long livenessTimeoutNs;
     private final java.util.function.Consumer<String> refusals;
     private int references;
+    private boolean closed;
     private long processCheckedNs;
     private boolean processAlive;
 
@@ -369,10 +370,16 @@ final class ShmPeer implements AutoCloseable
         return header;
     }
 
-    /** Unmap the region files whose rkeys the peer's table no longer holds valid (one of its connections closed). */
+    /**
+     * Unmap the region files whose rkeys the peer's table no longer holds valid (one of its connections closed, or the
+     * device's periodic sweep). Nothing once closed: the heartbeat thread's sweep may come after the close.
+     */
     synchronized void unmapRevokedRegions()
     {
-        mappings.unmapRevoked();
+        if (!closed)
+        {
+            mappings.unmapRevoked();
+        }
     }
 
     /** @return region files of this peer mapped now (for tests). */
@@ -384,6 +391,7 @@ final class ShmPeer implements AutoCloseable
     @Override
     public synchronized void close()
     {
+        closed = true;
         mappings.close();
         arena.close();
     }

@@ -26,9 +26,10 @@ import static io.verbus.fabric.shm.ShmLayout.ENTRY_VALID;
  * (deregistered, or its table slot reused), and past {@link #MAX_MAPPINGS_PER_PEER} live mappings of that peer or
  * {@link #MAX_MAPPINGS_PER_PROCESS} over all peers a new region is refused (the WR fails with a remote access error,
  * which ends that connection) without being remembered as refused, so that it maps once there is room again. The
- * same sweep runs when a connection to the peer closes (its regions at the peer have usually gone with it); a peer's
- * regions revoked later stay mapped until it maps another, a connection to it closes, or its last one does: sweeping
- * every peer at the limit would take every peer's lock from one poster's thread.
+ * same sweep runs when a connection to the peer closes (its regions at the peer have usually gone with it), and once
+ * a second from the heartbeat thread over every peer ({@link ShmDevice#REVOKED_REGION_SWEEP_PERIOD_NS}), so a region
+ * revoked while nothing else happens is unmapped within about a second; not at the limit from a poster's thread,
+ * which would take every peer's lock there.
  * <p>
  * A WR of another thread still copying into a mapping being unmapped fails (the JDK stops a closing shared arena's
  * accesses with an exception, which the QP turns into a remote access error): that region is gone at the peer, so a

@@ -113,6 +113,29 @@ class ShmPeerMappingTest
     }
 
     @Test
+    void shouldUnmapARevokedRegionWhileEveryConnectionStaysOpenAndNothingNewIsMapped()
+    {
+        final QueuePair[] kept = connect(); // the peer and this connection stay open throughout
+        final MemoryRegion first = responderPd.registerMemory(ring, WRITABLE);
+        assertEquals(WorkCompletionStatus.SUCCESS, write(kept[0], first, 64));
+        final MemoryRegion second = responderPd.registerMemory(ring, WRITABLE);
+        assertEquals(WorkCompletionStatus.SUCCESS, write(kept[0], second, 64));
+        final int before = ShmRegionMappings.liveMappingsInProcess();
+
+        second.deregister(); // the peer revokes it; nothing here maps another region or closes a connection
+        final long deadlineNs = System.nanoTime() + 5 * ShmDevice.REVOKED_REGION_SWEEP_PERIOD_NS;
+        while (ShmRegionMappings.liveMappingsInProcess() != before - 1 && System.nanoTime() < deadlineNs)
+        {
+            Thread.onSpinWait();
+        }
+        assertEquals(before - 1, ShmRegionMappings.liveMappingsInProcess(),
+            "the revoked region's mapping, with every connection open and no new mapping to sweep it");
+        assertEquals(WorkCompletionStatus.SUCCESS, write(kept[0], first, 64), "the live region still works");
+        assertEquals(WorkCompletionStatus.REM_ACCESS_ERR, write(connect()[0], second, 64),
+            "the revoked one is refused");
+    }
+
+    @Test
     void shouldRefuseRegionsPastThePeersShareAndMapAgainOnceThePeerDeregistersSome()
     {
         final QueuePair[] pair = connect();
