@@ -115,6 +115,22 @@ class RdmaStandaloneDriverCrossProcessTest
         }
     }
 
+    /** A driver per side, as two hosts have them, both ready. */
+    private record TwoDrivers(String publisherDir, String subscriberDir, Child publisherDriver, Child subscriberDriver)
+    {
+    }
+
+    private TwoDrivers startTwoDrivers() throws Exception
+    {
+        final String publisherDir = tempDir.resolve("driver-p").toString();
+        final String subscriberDir = tempDir.resolve("driver-s").toString();
+        final Child publisherDriver = start("publisher's driver", "driver", publisherDir, "1000");
+        final Child subscriberDriver = start("subscribers' driver", "driver", subscriberDir, "1000");
+        publisherDriver.awaitLine("DRIVER READY", 60_000);
+        subscriberDriver.awaitLine("DRIVER READY", 60_000);
+        return new TwoDrivers(publisherDir, subscriberDir, publisherDriver, subscriberDriver);
+    }
+
     private Child start(final String name, final String... args) throws IOException
     {
         final List<String> command = new ArrayList<>(
@@ -180,6 +196,7 @@ class RdmaStandaloneDriverCrossProcessTest
             stallAfter + "): " + sent + " / " + receivedA + " / " + receivedB + "; finished " + afterKillMs +
             " ms after the kill");
     }
+
     /**
      * Two hosts, as a deployment has them: a driver per host, the publisher a client of one, two subscribers clients
      * of the other, the stream between the two drivers' rdma media. Every message checked on both subscribers.
@@ -188,12 +205,9 @@ class RdmaStandaloneDriverCrossProcessTest
     @ValueSource(strings = { "shm", "tcp" })
     void shouldCarryCheckedMessagesBetweenClientsOfTwoDrivers(final String provider) throws Exception
     {
-        final String publisherDir = tempDir.resolve("driver-p").toString();
-        final String subscriberDir = tempDir.resolve("driver-s").toString();
-        final Child publisherDriver = start("publisher's driver", "driver", publisherDir, "1000");
-        final Child subscriberDriver = start("subscribers' driver", "driver", subscriberDir, "1000");
-        publisherDriver.awaitLine("DRIVER READY", 60_000);
-        subscriberDriver.awaitLine("DRIVER READY", 60_000);
+        final TwoDrivers drivers = startTwoDrivers();
+        final String publisherDir = drivers.publisherDir();
+        final String subscriberDir = drivers.subscriberDir();
         final Child publisher = start("publisher", "publisher", publisherDir,
             "rdma:endpoint=127.0.0.1:0|provider=" + provider + "|term-length=256k", Integer.toString(STREAM_ID),
             Long.toString(MESSAGES));
@@ -234,12 +248,11 @@ class RdmaStandaloneDriverCrossProcessTest
         throws Exception
     {
         final boolean killPublisherSide = "publisher".equals(killed);
-        final String publisherDir = tempDir.resolve("driver-p").toString();
-        final String subscriberDir = tempDir.resolve("driver-s").toString();
-        final Child publisherDriver = start("publisher's driver", "driver", publisherDir, "1000");
-        final Child subscriberDriver = start("subscribers' driver", "driver", subscriberDir, "1000");
-        publisherDriver.awaitLine("DRIVER READY", 60_000);
-        subscriberDriver.awaitLine("DRIVER READY", 60_000);
+        final TwoDrivers drivers = startTwoDrivers();
+        final String publisherDir = drivers.publisherDir();
+        final String subscriberDir = drivers.subscriberDir();
+        final Child publisherDriver = drivers.publisherDriver();
+        final Child subscriberDriver = drivers.subscriberDriver();
         final String endless = Long.toString(Long.MAX_VALUE);
         final Child publisher = start("publisher", "publisher", publisherDir,
             "rdma:endpoint=127.0.0.1:0|provider=" + provider + "|term-length=256k", Integer.toString(STREAM_ID),
@@ -277,16 +290,7 @@ class RdmaStandaloneDriverCrossProcessTest
         final int newPort = Integer.parseInt(newPublisher.awaitLine("PORT ", 60_000).substring(5).trim());
         final Child newSubscriber = start("new subscriber", "subscriber", killPublisherSide ? subscriberDir : newDir,
             "rdma:endpoint=127.0.0.1:" + newPort + "|provider=" + provider, Integer.toString(STREAM_ID + 1), messages);
-        newSubscriber.awaitLine("IMAGE", 60_000);
-        newPublisher.awaitLine("CONNECTED", 60_000);
-        newPublisher.send("GO");
-        final String sent = newPublisher.awaitLine("SENT", 120_000);
-        final String received = newSubscriber.awaitLine("RECEIVED", 120_000);
-        assertEquals(messages, received.split(" ")[1], received);
-        assertEquals(sent.split(" ")[3], received.split(" ")[3], "CRC32 sums: " + sent + " / " + received);
-        assertEquals(0, newSubscriber.awaitExit(30_000));
-        newPublisher.send("DONE");
-        assertEquals(0, newPublisher.awaitExit(30_000));
+        final String received = runCheckedStream(newPublisher, newSubscriber, messages);
         System.out.println("rdma over " + provider + ", the " + killed + "'s driver killed -9 mid-stream: " +
             failure + " (" + toldMs + " ms after the kill); then a new stream through the survivor: " + received);
     }
@@ -319,17 +323,29 @@ class RdmaStandaloneDriverCrossProcessTest
         assertTrue(takenMs < 15_000, "took " + takenMs + " ms; the client liveness timeout is 30 s");
 
         final Child subscriber = start("subscriber", "subscriber", dir, channel, Integer.toString(STREAM_ID), messages);
+        final String received = runCheckedStream(restarted, subscriber, messages);
+        System.out.println("rdma publisher restarted through a standalone driver: stream taken again " + takenMs +
+            " ms after the kill (client timeout 30 s); " + received);
+    }
+    /**
+     * Once the subscriber has its image and the publisher is connected: GO, then every message checked and the CRC32
+     * sums equal on both sides, and both children exit cleanly.
+     *
+     * @return the subscriber's RECEIVED line.
+     */
+    private static String runCheckedStream(final Child publisher, final Child subscriber, final String messages)
+        throws Exception
+    {
         subscriber.awaitLine("IMAGE", 60_000);
-        restarted.awaitLine("CONNECTED", 60_000);
-        restarted.send("GO");
-        final String sent = restarted.awaitLine("SENT", 120_000);
+        publisher.awaitLine("CONNECTED", 60_000);
+        publisher.send("GO");
+        final String sent = publisher.awaitLine("SENT", 120_000);
         final String received = subscriber.awaitLine("RECEIVED", 120_000);
         assertEquals(messages, received.split(" ")[1], received);
         assertEquals(sent.split(" ")[3], received.split(" ")[3], "CRC32 sums: " + sent + " / " + received);
         assertEquals(0, subscriber.awaitExit(30_000));
-        restarted.send("DONE");
-        assertEquals(0, restarted.awaitExit(30_000));
-        System.out.println("rdma publisher restarted through a standalone driver: stream taken again " + takenMs +
-            " ms after the kill (client timeout 30 s); " + received);
+        publisher.send("DONE");
+        assertEquals(0, publisher.awaitExit(30_000));
+        return received;
     }
 }
