@@ -170,7 +170,17 @@ public final class ShmDevice extends SoftDevice
     {
         for (final ShmPeer peer : peerSnapshot)
         {
-            peer.unmapRevokedRegions();
+            try
+            {
+                peer.unmapRevokedRegions();
+            }
+            catch (final RuntimeException ex)
+            {
+                // This is the heartbeat thread of every device in the process: whatever one peer's mappings do, it
+                // must go on beating, or every peer would declare this process dead.
+                context.errorHandler().onError(
+                    new FabricException("shm: sweeping a peer's revoked region mappings failed", ex));
+            }
         }
     }
 
