@@ -10,9 +10,10 @@ import java.util.Locale;
  * <ul>
  * <li>{@link #COUNTER}: the data WRITEs are followed by a plain WRITE of the position block, which the image polls.
  * Lowest latency; correct where the device places one QP's WRITEs in order.</li>
- * <li>{@link #IMM}: the position block goes as an RDMA_WRITE_WITH_IMM whose 32-bit immediate names the position; the
- * image publishes a position only from that WRITE's receive completion, which the responder produces after every
- * earlier WRITE of the QP is placed. Correct whatever the placement order across WRITEs.</li>
+ * <li>{@link #IMM}: the chain's last data WRITE goes as an RDMA_WRITE_WITH_IMM whose 32-bit immediate names the
+ * position; the image publishes a position only from that WRITE's receive completion, which the responder produces
+ * after that WRITE and every earlier WRITE of the QP are placed. Correct whatever the placement order across WRITEs,
+ * and one WR per chain (the position block is then only the heartbeat).</li>
  * <li>{@link #AUTO}: {@link #IMM} where the device does not promise ordering across WRITEs, else {@link #COUNTER}
  * ({@link #resolve}).</li>
  * </ul>

@@ -5,9 +5,12 @@ import io.verbus.fabric.WorkRequest;
 import io.verbus.fabric.WorkRequestOpcode;
 
 /**
- * The publisher's half of {@code commit=imm} for one subscriber: the position-block WRITE that ends a chain becomes
- * an RDMA_WRITE_WITH_IMM whose immediate names the new position, and no more of them are in flight than the
- * subscriber keeps RECVs posted for, so the responder never answers RNR.
+ * The publisher's half of {@code commit=imm} for one subscriber: the last data WRITE of a chain becomes an
+ * RDMA_WRITE_WITH_IMM whose immediate names the new position (a chain without data, the first one at the join
+ * position, puts it on its position-block WRITE), and no more of them are in flight than the subscriber keeps RECVs
+ * posted for, so the responder never answers RNR. One WR per chain instead of two: the receive completion comes only
+ * after that WRITE's own bytes and every earlier WRITE's are placed, so the position block adds nothing to the
+ * commit and is written only as the heartbeat (and the end of stream).
  * <p>
  * The immediate is the position in frame-alignment units, truncated to 32 bits ({@link #immediateOf}): the image
  * rebuilds the full position from its last accepted bound, since a new position is never more than two terms
@@ -83,20 +86,21 @@ final class ImmediateCommit
     }
 
     /**
-     * Turn the chain's last WR (the position-block WRITE) into a WRITE_WITH_IMM when it publishes a new position; a
-     * heartbeat at the same position stays a plain WRITE and costs the subscriber no RECV.
+     * Turn a chain's WRITE (its last data WRITE, or the position-block WRITE of a chain without data) into a
+     * WRITE_WITH_IMM when it publishes a new position; a heartbeat at the same position stays a plain WRITE and costs
+     * the subscriber no RECV.
      *
-     * @param slotWrite the position-block WRITE.
-     * @param position  the position it carries.
+     * @param write    the WRITE that ends what the chain places.
+     * @param position the position the chain publishes.
      * @return true when it now carries an immediate: call {@link #onPosted} once posted.
      */
-    boolean markIfNew(final WorkRequest slotWrite, final long position)
+    boolean markIfNew(final WorkRequest write, final long position)
     {
         if (position == lastPosition)
         {
             return false;
         }
-        slotWrite.opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM).immediateData(immediateOf(position));
+        write.opcode(WorkRequestOpcode.RDMA_WRITE_WITH_IMM).immediateData(immediateOf(position));
         return true;
     }
 

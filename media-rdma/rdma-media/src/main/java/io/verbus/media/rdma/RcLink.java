@@ -219,7 +219,7 @@ abstract class RcLink
         final int block = sourceBlockMask >= 0 ? (int)(seq & sourceBlockMask) : (int)(seq % sourceBlockCount);
         final int offset = block * SlotLayout.BLOCK_LENGTH;
         SlotLayout.encode(sourceBlocks, offset, value, timestamp);
-        int flags = seq - lastSignaledSeq >= signalEvery ? SendFlags.SIGNALED : 0;
+        int flags = signalFlag(seq, signalEvery);
         if (slotInline)
         {
             flags |= SendFlags.INLINE;
@@ -227,6 +227,31 @@ abstract class RcLink
         batch.add().write(seq, sourceRegion.address() + offset, SlotLayout.WRITE_LENGTH, sourceRegion.lkey(),
             remoteAddress, rkey, flags);
         return flags;
+    }
+
+    /**
+     * Selective signaling: every {@code signalEvery}th WR asks for a completion, which retires it and every WR before.
+     *
+     * @param seq         the sequence number of the chain's last WR.
+     * @param signalEvery the channel's signaling period in WRs.
+     * @return {@link SendFlags#SIGNALED} when that WR must be signaled, else 0.
+     */
+    final int signalFlag(final long seq, final int signalEvery)
+    {
+        return seq - lastSignaledSeq >= signalEvery ? SendFlags.SIGNALED : 0;
+    }
+
+    /**
+     * Account for a posted batch of data WRs only (commit=imm, where the last data WRITE carries the immediate).
+     *
+     * @param lastSeq       the last data WR's sequence number.
+     * @param signalFlag    what {@link #signalFlag} returned for it.
+     * @param dataBytes     bytes the data WRs carried.
+     * @param dataInlineWrs data WRs posted INLINE.
+     */
+    final void onPostedDataOnly(final long lastSeq, final int signalFlag, final long dataBytes, final int dataInlineWrs)
+    {
+        onPosted(lastSeq, signalFlag & SendFlags.SIGNALED, dataBytes, dataInlineWrs);
     }
 
     /**

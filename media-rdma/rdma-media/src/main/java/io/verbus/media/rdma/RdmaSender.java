@@ -5,6 +5,7 @@ import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.PostResult;
 import io.verbus.fabric.SendFlags;
 import io.verbus.fabric.WorkCompletion;
+import io.verbus.fabric.WorkRequest;
 import io.verbus.fabric.WorkRequestBatch;
 import io.verbus.log.FrameWriter;
 import io.verbus.media.MediaSender;
@@ -435,7 +436,13 @@ public final class RdmaSender implements MediaSender
             bytes += length;
         }
 
-        final int wrCount = batch.size() + 1;
+        // commit=imm: the last data WRITE carries the immediate itself (its receive completion comes after its own
+        // bytes and every earlier WRITE's are placed), so a chain is its data alone; the position block is written
+        // only when a heartbeat is due. commit=counter: the position block WRITE ends every chain.
+        final int dataWrs = batch.size();
+        final boolean immediateOnData = null != immediateCommit && dataWrs > 0;
+        final boolean slotWrite = !immediateOnData || heartbeatDue;
+        final int wrCount = dataWrs + (slotWrite ? 1 : 0);
         if (!connection.hasRoomFor(wrCount))
         {
             // Reap now rather than leave the chain to the next duty cycle: the writer's send path reaps only here.
@@ -446,14 +453,31 @@ public final class RdmaSender implements MediaSender
             }
         }
 
-        final long positionWrSeq = connection.wrsPosted + wrCount;
-        final int positionFlags = connection.addSlotWrite(batch, positionWrSeq, position, nowNs,
-            connection.counterAddress, connection.counterRkey, params.signalEvery());
-        final boolean immediate = null != immediateCommit &&
-            immediateCommit.markIfNew(batch.get(batch.size() - 1), position);
-        for (int i = 0; i < batch.size() - 1; i++)
+        final long lastWrSeq = connection.wrsPosted + wrCount;
+        for (int i = 0; i < dataWrs; i++)
         {
             batch.get(i).wrId(connection.wrsPosted + i + 1);
+        }
+        boolean immediate = false;
+        if (immediateOnData)
+        {
+            immediate = immediateCommit.markIfNew(batch.get(dataWrs - 1), position);
+        }
+        final int lastFlags;
+        if (slotWrite)
+        {
+            lastFlags = connection.addSlotWrite(batch, lastWrSeq, position, nowNs,
+                connection.counterAddress, connection.counterRkey, params.signalEvery());
+            if (null != immediateCommit && !immediateOnData)
+            {
+                immediate = immediateCommit.markIfNew(batch.get(dataWrs), position);
+            }
+        }
+        else
+        {
+            lastFlags = connection.signalFlag(lastWrSeq, params.signalEvery());
+            final WorkRequest lastData = batch.get(dataWrs - 1);
+            lastData.flags(lastData.flags() | lastFlags);
         }
 
         final int result = connection.qp.postSend(batch);
@@ -467,13 +491,20 @@ public final class RdmaSender implements MediaSender
                 ")");
             return 1;
         }
-        connection.onPosted(positionWrSeq, positionFlags, bytes, inline);
+        if (slotWrite)
+        {
+            connection.onPosted(lastWrSeq, lastFlags, bytes, inline);
+            connection.lastPositionWriteNs = nowNs;
+        }
+        else
+        {
+            connection.onPostedDataOnly(lastWrSeq, lastFlags, bytes, inline);
+        }
         if (immediate)
         {
             immediateCommit.onPosted(position);
         }
         connection.sentPosition = position;
-        connection.lastPositionWriteNs = nowNs;
         return 1;
     }
 

@@ -34,7 +34,7 @@ final class SubscriberConnection extends RcLink
     final boolean hasGroupTag;
     final long groupTag;
     final int inlineLimit;
-    /** commit=imm: turns position-block WRITEs into WRITE_WITH_IMMs within the subscriber's RECVs; null: counter. */
+    /** commit=imm: makes each chain's last WRITE a WRITE_WITH_IMM, within the subscriber's RECVs; null: counter. */
     final ImmediateCommit immediateCommit;
 
     /** What the subscriber asked to catch up from (CONNECT.catchUpPosition); set before the hand-over. */

@@ -182,6 +182,46 @@ class RdmaCommitModeTest
         }
     }
 
+    @Test
+    void shouldPostTheImmediateOnTheLastDataWriteSoAChainIsItsDataAlone() throws Exception
+    {
+        try (RdmaRig rig = new RdmaRig(dir, "shm", 64 * 1024, null, "commit", "imm"))
+        {
+            final RdmaRig.Subscriber subscriber = rig.addSubscriber();
+            rig.awaitCondition("subscriber admitted", 30_000,
+                () -> rig.sender.subscriberCount() == 1 && null != subscriber.image() && rig.log.isConnected());
+            final TestImageSink.TestImage image = subscriber.image();
+            final SubscriberConnection connection = rig.sender.lastAdmittedConnection();
+            final long wrsBefore = connection.wrsPosted;
+            final long immediatesBefore = connection.immediateCommit.immediatesPosted;
+
+            // One message per chain: offer, one duty cycle (the chain), then poll until it is there.
+            final MessageStream.Checker checker = new MessageStream.Checker(0);
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+            final int messages = 2_000;
+            for (int sequence = 0; sequence < messages; sequence++)
+            {
+                final int length = MessageStream.encode(message, sequence);
+                rig.awaitCondition("offer accepted", 10_000, () -> rig.appender.offer(message, 0, length) > 0);
+                final long expected = sequence + 1;
+                rig.awaitCondition("message delivered", 10_000, () ->
+                {
+                    image.poll(checker, 16);
+                    return checker.received == expected || null != checker.failure || null != image.error;
+                });
+                assertNull(checker.failure);
+                assertNull(image.error);
+            }
+
+            // With the immediate on a position-block WRITE after the data, as before, each chain was two WRs.
+            final long chains = connection.immediateCommit.immediatesPosted - immediatesBefore;
+            final long wrs = connection.wrsPosted - wrsBefore;
+            assertEquals(messages, chains, "one immediate per message");
+            assertTrue(wrs < chains * 5 / 4, wrs + " WRs for " + chains + " chains: the position block still " +
+                "follows the data");
+        }
+    }
+
     private static Handler capture(final List<LogRecord> records)
     {
         return new Handler()
