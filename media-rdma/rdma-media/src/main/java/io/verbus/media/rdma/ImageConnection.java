@@ -67,6 +67,13 @@ final class ImageConnection extends RcLink
     long lastStatusWriteNs;
     /** Bytes consumed that make a status WRITE due at once: a quarter of the window. */
     long statusThreshold;
+    /**
+     * commit=imm: immediates reaped since the last status WRITE that make the next one due at once (a quarter of the
+     * receive credits granted); 0 in counter mode. Without it a stream of small messages spends its credits long
+     * before a quarter window is consumed and waits for the 1 ms status.
+     */
+    long statusImmediateThreshold;
+    long immediatesAtLastStatus;
     /** Set when a closed connection starts draining to the publisher's end of stream: when it stops waiting. */
     long drainDeadlineNs;
     /** commit=imm: the self-test (the first immediate) must pass by then, before the image is announced. */

@@ -261,9 +261,13 @@ public final class RdmaReceiver implements MediaReceiver
         }
         final long consumed = connection.subscriberPosition.getVolatile();
         final long sinceLastWriteNs = nowNs - connection.lastStatusWriteNs;
+        // commit=imm: the publisher's credits come back only with a status, so spent credits make one due as well.
+        final long immediates = connection.bound.immediates();
+        final boolean creditsSpent = 0 != connection.statusImmediateThreshold &&
+            immediates - connection.immediatesAtLastStatus >= connection.statusImmediateThreshold;
         if (sinceLastWriteNs < params.heartbeatIntervalNs() &&
             (consumed == connection.lastConsumedSent ||
-            (consumed - connection.lastConsumedSent < connection.statusThreshold &&
+            (consumed - connection.lastConsumedSent < connection.statusThreshold && !creditsSpent &&
             sinceLastWriteNs < STATUS_MIN_INTERVAL_NS)))
         {
             return 0;
@@ -292,6 +296,7 @@ public final class RdmaReceiver implements MediaReceiver
         connection.onPosted(seq, flags, SlotLayout.WRITE_LENGTH, 0);
         connection.lastConsumedSent = consumed;
         connection.lastStatusWriteNs = nowNs;
+        connection.immediatesAtLastStatus = immediates;
         return 1;
     }
 

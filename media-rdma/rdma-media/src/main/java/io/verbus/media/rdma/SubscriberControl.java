@@ -235,11 +235,14 @@ final class SubscriberControl implements AutoCloseable
                 try
                 {
                     // RECVs for every WRITE_WITH_IMM the publisher may have in flight, posted before READY (no RNR).
-                    if (image.bound instanceof ImmediateBound immediate &&
-                        !immediate.postReceives(prepared.credits + 1))
+                    if (image.bound instanceof ImmediateBound immediate)
                     {
-                        throw new HandshakeException(HandshakeException.Reason.RESOURCES, "cannot post " +
-                            (prepared.credits + 1) + " RECVs for commit=imm");
+                        if (!immediate.postReceives(prepared.credits + 1))
+                        {
+                            throw new HandshakeException(HandshakeException.Reason.RESOURCES, "cannot post " +
+                                (prepared.credits + 1) + " RECVs for commit=imm");
+                        }
+                        image.statusImmediateThreshold = Math.max(1, prepared.credits / 4);
                     }
                     catchUp(image, requested, accepted);
                 }

@@ -188,30 +188,12 @@ class RdmaCommitModeTest
         try (RdmaRig rig = new RdmaRig(dir, "shm", 64 * 1024, null, "commit", "imm"))
         {
             final RdmaRig.Subscriber subscriber = rig.addSubscriber();
-            rig.awaitCondition("subscriber admitted", 30_000,
-                () -> rig.sender.subscriberCount() == 1 && null != subscriber.image() && rig.log.isConnected());
-            final TestImageSink.TestImage image = subscriber.image();
-            final SubscriberConnection connection = rig.sender.lastAdmittedConnection();
+            final SubscriberConnection connection = awaitAdmitted(rig, subscriber);
             final long wrsBefore = connection.wrsPosted;
             final long immediatesBefore = connection.immediateCommit.immediatesPosted;
 
-            // One message per chain: offer, one duty cycle (the chain), then poll until it is there.
-            final MessageStream.Checker checker = new MessageStream.Checker(0);
-            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
             final int messages = 2_000;
-            for (int sequence = 0; sequence < messages; sequence++)
-            {
-                final int length = MessageStream.encode(message, sequence);
-                rig.awaitCondition("offer accepted", 10_000, () -> rig.appender.offer(message, 0, length) > 0);
-                final long expected = sequence + 1;
-                rig.awaitCondition("message delivered", 10_000, () ->
-                {
-                    image.poll(checker, 16);
-                    return checker.received == expected || null != checker.failure || null != image.error;
-                });
-                assertNull(checker.failure);
-                assertNull(image.error);
-            }
+            sendOneAtATime(rig, subscriber, messages);
 
             // With the immediate on a position-block WRITE after the data, as before, each chain was two WRs.
             final long chains = connection.immediateCommit.immediatesPosted - immediatesBefore;
@@ -219,6 +201,51 @@ class RdmaCommitModeTest
             assertEquals(messages, chains, "one immediate per message");
             assertTrue(wrs < chains * 5 / 4, wrs + " WRs for " + chains + " chains: the position block still " +
                 "follows the data");
+        }
+    }
+
+    @Test
+    void shouldGiveTheCreditsBackBeforeAStreamOfSmallMessagesSpendsThem() throws Exception
+    {
+        // 15 receive credits; 2,000 messages, each received before the next is sent, take well under a second.
+        try (RdmaRig rig = new RdmaRig(dir, "shm", 64 * 1024, null, "commit", "imm", "queue-depth", "16"))
+        {
+            final RdmaRig.Subscriber subscriber = rig.addSubscriber();
+            final SubscriberConnection connection = awaitAdmitted(rig, subscriber);
+
+            sendOneAtATime(rig, subscriber, 2_000);
+
+            // When the status went out only per quarter window or per millisecond, the publisher ran out of credits
+            // every 15 messages and each message after that waited for the next status (up to 1 ms).
+            assertEquals(0, connection.immediateCommit.creditStalls, "chains that waited for credits");
+        }
+    }
+
+    private static SubscriberConnection awaitAdmitted(final RdmaRig rig, final RdmaRig.Subscriber subscriber)
+    {
+        rig.awaitCondition("subscriber admitted", 30_000,
+            () -> rig.sender.subscriberCount() == 1 && null != subscriber.image() && rig.log.isConnected());
+        return rig.sender.lastAdmittedConnection();
+    }
+
+    /** One message per chain: offer, then run the duty cycles and poll until it is delivered, checked. */
+    private static void sendOneAtATime(final RdmaRig rig, final RdmaRig.Subscriber subscriber, final int messages)
+    {
+        final TestImageSink.TestImage image = subscriber.image();
+        final MessageStream.Checker checker = new MessageStream.Checker(0);
+        final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+        for (int sequence = 0; sequence < messages; sequence++)
+        {
+            final int length = MessageStream.encode(message, sequence);
+            rig.awaitCondition("offer accepted", 10_000, () -> rig.appender.offer(message, 0, length) > 0);
+            final long expected = sequence + 1;
+            rig.awaitCondition("message delivered", 10_000, () ->
+            {
+                image.poll(checker, 16);
+                return checker.received == expected || null != checker.failure || null != image.error;
+            });
+            assertNull(checker.failure);
+            assertNull(image.error);
         }
     }
 
