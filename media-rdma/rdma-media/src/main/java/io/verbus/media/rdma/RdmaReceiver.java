@@ -213,8 +213,8 @@ public final class RdmaReceiver implements MediaReceiver
 
     /**
      * commit=imm: the image is announced only once the mode is seen to work, the first WRITE_WITH_IMM (the publisher's
-     * first position block, at the join position) having completed here. Until then this agent reaps the receive CQ;
-     * from the announcement on only the image's polling thread does.
+     * first chain: its position block at the join position, or data already waiting) having completed here. Until
+     * then this agent reaps the receive CQ; from the announcement on only the image's polling thread does.
      */
     private int selfTest(final ImageConnection connection, final long nowNs)
     {

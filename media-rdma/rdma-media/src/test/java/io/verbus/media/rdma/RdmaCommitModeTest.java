@@ -221,6 +221,48 @@ class RdmaCommitModeTest
         }
     }
 
+    @Test
+    void shouldAnnounceALateJoinerWhoseFirstImmediateRidesTheData() throws Exception
+    {
+        try (RdmaRig rig = new RdmaRig(dir, "shm", 64 * 1024, null, "commit", "imm"))
+        {
+            final RdmaRig.Subscriber first = rig.addSubscriber();
+            awaitAdmitted(rig, first);
+            sendOneAtATime(rig, first, 100);
+
+            // The stream keeps flowing while the second subscriber joins: its first chain carries data, and the
+            // immediate on that data WRITE is what its self-test sees.
+            final MessageStream.Checker firstChecker = new MessageStream.Checker(100);
+            final MessageStream.Checker lateChecker = new MessageStream.Checker(-1);
+            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+            final RdmaRig.Subscriber late = rig.addSubscriber();
+            long sequence = 100;
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (lateChecker.received < 1_000 && System.nanoTime() < deadlineNs)
+            {
+                final int length = MessageStream.encode(message, sequence);
+                if (rig.appender.offer(message, 0, length) > 0)
+                {
+                    sequence++;
+                }
+                rig.dutyCycle();
+                first.image().poll(firstChecker, 16);
+                if (null != late.image())
+                {
+                    late.image().poll(lateChecker, 16);
+                }
+                assertNull(firstChecker.failure);
+                assertNull(lateChecker.failure);
+            }
+
+            assertTrue(lateChecker.received >= 1_000, "the late joiner received " + lateChecker.received);
+            final ImageConnection lateConnection = late.receiver.connections()[0];
+            assertTrue(lateConnection.bound instanceof ImmediateBound);
+            assertEquals(2, rig.sender.subscriberCount());
+            assertTrue(rig.support.errors.isEmpty(), rig.support.errors.toString());
+        }
+    }
+
     private static SubscriberConnection awaitAdmitted(final RdmaRig rig, final RdmaRig.Subscriber subscriber)
     {
         rig.awaitCondition("subscriber admitted", 30_000,
