@@ -242,24 +242,12 @@ abstract class RcLink
     }
 
     /**
-     * Account for a posted batch of data WRs only (commit=imm, where the last data WRITE carries the immediate).
+     * Account for a posted batch.
      *
-     * @param lastSeq       the last data WR's sequence number.
-     * @param signalFlag    what {@link #signalFlag} returned for it.
+     * @param lastSeq       the sequence number of its last WR.
+     * @param slotFlags     what {@link #addSlotWrite} returned when the last WR is a slot WRITE, else what
+     *                      {@link #signalFlag} returned for the last data WR (commit=imm).
      * @param dataBytes     bytes the data WRs carried.
-     * @param dataInlineWrs data WRs posted INLINE.
-     */
-    final void onPostedDataOnly(final long lastSeq, final int signalFlag, final long dataBytes, final int dataInlineWrs)
-    {
-        onPosted(lastSeq, signalFlag & SendFlags.SIGNALED, dataBytes, dataInlineWrs);
-    }
-
-    /**
-     * Account for a posted batch whose last WR is a slot WRITE.
-     *
-     * @param lastSeq       the slot WRITE's sequence number.
-     * @param slotFlags     what {@link #addSlotWrite} returned.
-     * @param dataBytes     bytes the data WRs before it carried.
      * @param dataInlineWrs data WRs posted INLINE.
      */
     final void onPosted(final long lastSeq, final int slotFlags, final long dataBytes, final int dataInlineWrs)

@@ -458,20 +458,11 @@ public final class RdmaSender implements MediaSender
         {
             batch.get(i).wrId(connection.wrsPosted + i + 1);
         }
-        boolean immediate = false;
-        if (immediateOnData)
-        {
-            immediate = immediateCommit.markIfNew(batch.get(dataWrs - 1), position);
-        }
         final int lastFlags;
         if (slotWrite)
         {
             lastFlags = connection.addSlotWrite(batch, lastWrSeq, position, nowNs,
                 connection.counterAddress, connection.counterRkey, params.signalEvery());
-            if (null != immediateCommit && !immediateOnData)
-            {
-                immediate = immediateCommit.markIfNew(batch.get(dataWrs), position);
-            }
         }
         else
         {
@@ -479,6 +470,9 @@ public final class RdmaSender implements MediaSender
             final WorkRequest lastData = batch.get(dataWrs - 1);
             lastData.flags(lastData.flags() | lastFlags);
         }
+        // The immediate goes on the last data WRITE, or on the position block of a chain without data.
+        final boolean immediate = null != immediateCommit &&
+            immediateCommit.markIfNew(batch.get(immediateOnData ? dataWrs - 1 : dataWrs), position);
 
         final int result = connection.qp.postSend(batch);
         if (PostResult.OK != result)
@@ -491,14 +485,10 @@ public final class RdmaSender implements MediaSender
                 ")");
             return 1;
         }
+        connection.onPosted(lastWrSeq, lastFlags, bytes, inline);
         if (slotWrite)
         {
-            connection.onPosted(lastWrSeq, lastFlags, bytes, inline);
             connection.lastPositionWriteNs = nowNs;
-        }
-        else
-        {
-            connection.onPostedDataOnly(lastWrSeq, lastFlags, bytes, inline);
         }
         if (immediate)
         {

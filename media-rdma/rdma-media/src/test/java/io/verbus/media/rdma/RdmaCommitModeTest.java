@@ -326,8 +326,7 @@ class RdmaCommitModeTest
     private static Run run(final RdmaRig rig, final RdmaRig.Subscriber subscriber, final long messages,
         final long boundNs, final boolean spin) throws InterruptedException
     {
-        rig.awaitCondition("subscriber admitted", 30_000,
-            () -> rig.sender.subscriberCount() == 1 && null != subscriber.image() && rig.log.isConnected());
+        awaitAdmitted(rig, subscriber);
         final TestImageSink.TestImage image = subscriber.image();
         final Run run = new Run();
         final long startNs = System.nanoTime();
