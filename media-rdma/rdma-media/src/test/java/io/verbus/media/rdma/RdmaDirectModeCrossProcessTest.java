@@ -11,6 +11,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -28,7 +30,9 @@ import static org.junit.jupiter.api.Assertions.fail;
  * claims, fragmented messages (up to six fragments), three subscriber processes, a subscriber joining mid-stream
  * (claims and fragments: it may join inside a fragmented message), and the tcp provider; every process in the
  * driver's SHARED threading mode, and on both providers also in INVOKER mode (each process's own loops run its
- * driver) and DEDICATED mode (an agent thread each).
+ * driver) and DEDICATED mode (an agent thread each). Four variants publish with {@code commit=imm} (the position
+ * rides a WRITE_WITH_IMM, what {@code commit=auto} picks on RDMA hardware): offer + flush, claims with three
+ * subscribers, a late joiner in INVOKER mode, and tcp in DEDICATED mode.
  * <p>
  * The in-suite size fits CI (each run a few seconds on 2 cores). The long form runs on demand:
  * {@code -Dverbus.soak.messages=1000000 -Dverbus.soak.runs=30} (runs per variant, every run counted, then failed
@@ -55,6 +59,7 @@ class RdmaDirectModeCrossProcessTest
      */
     private static final long RUN_BOUND_MS = 60_000 + MESSAGES / 5;
     private static final int STREAM_ID = 3101;
+    private static final Pattern IMMEDIATES = Pattern.compile(" immediates=(\\d+)");
 
     @TempDir
     Path dir;
@@ -65,14 +70,23 @@ class RdmaDirectModeCrossProcessTest
      * @param lateJoiner true when the last subscriber joins mid-stream (after the first has a fifth of the messages)
      *                   and must get every message from its first one on.
      * @param threading  every process's driver threading mode (RdmaPeerMain's --threading).
+     * @param commit     the publisher's {@code commit=} ({@code counter} or {@code imm}); the subscribers leave it to
+     *                   the handshake's agreement.
      */
     record Variant(
-        String name, String provider, String send, String sizes, int subscribers, boolean lateJoiner, String threading)
+        String name, String provider, String send, String sizes, int subscribers, boolean lateJoiner, String threading,
+        String commit)
     {
         Variant(final String name, final String provider, final String send, final String sizes,
             final int subscribers, final boolean lateJoiner)
         {
             this(name, provider, send, sizes, subscribers, lateJoiner, "shared");
+        }
+
+        Variant(final String name, final String provider, final String send, final String sizes,
+            final int subscribers, final boolean lateJoiner, final String threading)
+        {
+            this(name, provider, send, sizes, subscribers, lateJoiner, threading, "counter");
         }
 
         public String toString()
@@ -95,7 +109,12 @@ class RdmaDirectModeCrossProcessTest
             new Variant("shm-claim-invoker", "shm", "claim", "fragmented", 1, false, "invoker"),
             new Variant("tcp-offer-invoker", "tcp", "offer", "mixed", 1, false, "invoker"),
             new Variant("shm-offer-dedicated", "shm", "offer", "mixed", 3, false, "dedicated"),
-            new Variant("tcp-claim-dedicated", "tcp", "claim", "fragmented", 1, false, "dedicated"));
+            new Variant("tcp-claim-dedicated", "tcp", "claim", "fragmented", 1, false, "dedicated"),
+            // commit=imm: what commit=auto picks on ConnectX (mlx5), bnxt_re and rxe, so the production path.
+            new Variant("shm-imm-offer-flush", "shm", "flush", "mixed", 1, false, "shared", "imm"),
+            new Variant("shm-imm-claim-3-subscribers", "shm", "claim", "fragmented", 3, false, "shared", "imm"),
+            new Variant("shm-imm-late-joiner", "shm", "claim", "fragmented", 2, true, "invoker", "imm"),
+            new Variant("tcp-imm-offer", "tcp", "offer", "mixed", 1, false, "dedicated", "imm"));
         final String chosen = System.getProperty(VARIANTS_PROP_NAME, "");
         if (chosen.isBlank())
         {
@@ -192,7 +211,8 @@ class RdmaDirectModeCrossProcessTest
     {
         final List<String> publisherCommand = PeerProcesses.javaCommand(SECRET, runDir.resolve("fabric"), timeout);
         publisherCommand.addAll(List.of("publish", runDir.resolve("pub").toString(),
-            "rdma:endpoint=127.0.0.1:0|provider=" + variant.provider() + "|term-length=" + TERM_LENGTH,
+            "rdma:endpoint=127.0.0.1:0|provider=" + variant.provider() + "|term-length=" + TERM_LENGTH +
+                "|commit=" + variant.commit(),
             Integer.toString(STREAM_ID), Long.toString(MESSAGES), "--exclusive", "--send=" + variant.send(),
             "--subscribers=" + (variant.subscribers() - (variant.lateJoiner() ? 1 : 0))));
         if (variant.lateJoiner())
@@ -260,7 +280,21 @@ class RdmaDirectModeCrossProcessTest
         {
             subscribers.get(subscribers.size() - 1).expectLateJoin(MESSAGES);
         }
-        return PeerProcess.awaitAll(peers, RUN_BOUND_MS);
+        final String problems = PeerProcess.awaitAll(peers, RUN_BOUND_MS);
+        if (null != problems || !"imm".equals(variant.commit()))
+        {
+            return problems;
+        }
+        // The stream must really have run on immediates: a handshake that settled on the counter would pass too.
+        for (final PeerProcess subscriber : subscribers)
+        {
+            final Matcher immediates = IMMEDIATES.matcher(subscriber.result);
+            if (!immediates.find() || Long.parseLong(immediates.group(1)) == 0)
+            {
+                return subscriber.name + " received no immediate with commit=imm: " + subscriber.result;
+            }
+        }
+        return null;
     }
 
     /** @return null once the publisher is told DONE and every peer exits with 0, else which did not. */

@@ -30,7 +30,8 @@ import java.util.concurrent.locks.LockSupport;
  *   RdmaPeerMain publish   &lt;verbus-dir&gt; &lt;channel&gt; &lt;stream-id&gt; &lt;count&gt; [options]
  *       prints "PORT n", publishes, prints "PUBLISHED n" (or "FAILED why"), waits for "DONE" on stdin
  *   RdmaPeerMain subscribe &lt;verbus-dir&gt; &lt;channel&gt; &lt;stream-id&gt; &lt;count&gt; [options]
- *       prints "RECEIVED n OK first=s" or "FAILED why"; a join=recent subscription first prints
+ *       prints "RECEIVED n OK first=s in t ms immediates=i" (i: WRITE_WITH_IMM completions, commit=imm) or
+ *       "FAILED why"; a join=recent subscription first prints
  *       "CATCH-UP bytes=b gap=g ms=t" (what it READ from the publisher's log, what was no longer held, how long)
  * </pre>
  * Messages are {@link MessageStream}'s: sequence-numbered and CRC32-checked, checked in order on arrival (rejoined
@@ -457,7 +458,8 @@ public final class RdmaPeerMain
         first = checker.expected - checker.received;
         printCatchUp(verbus.countersReader());
         System.out.println("RECEIVED " + checker.received + " OK first=" + first + " in " +
-            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - firstArrivalNs) + " ms");
+            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - firstArrivalNs) + " ms immediates=" +
+            counterTotal(verbus.countersReader(), RdmaCounters.IMMEDIATES_TYPE_ID, ""));
         if (null != pollIdle)
         {
             System.out.println("WAKE-UPS " + counterTotal(verbus.countersReader(), RdmaCounters.WAKE_UPS_TYPE_ID, ""));
