@@ -87,7 +87,7 @@ final class ProviderSoak
     /** Starts the publisher and the subscribers, waits until all have joined, and takes the fd baseline. */
     void start(final String inject) throws IOException, InterruptedException
     {
-        final String keys = "provider=" + provider + "|timeout=" + options.timeoutMs + "ms";
+        final String keys = options.channelKeys(provider);
         final long[] rates = options.rates(provider);
         final List<String> args = new ArrayList<>(List.of(dir(provider + "-publisher").toString(), keys,
             String.valueOf(streamBase), "--subscribers=" + options.subscribers,

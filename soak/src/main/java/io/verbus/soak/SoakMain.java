@@ -173,7 +173,8 @@ public final class SoakMain
     private String describe(final Path workDir)
     {
         return TimeUnit.NANOSECONDS.toSeconds(options.durationNs) + " s on " + String.join(",", options.providers) +
-            ", " + options.subscribers + " long-lived subscriber processes per provider, kill cycles " +
+            ", commit=" + options.commit + ", " + options.subscribers +
+            " long-lived subscriber processes per provider, kill cycles " +
             (options.killCycles() ? "every " + options.killMinMs + "-" + options.killMaxMs + " ms" : "off") +
             ", fuzzing " + options.fuzzRate + "/s, timeout " + options.timeoutMs + " ms, in " + workDir +
             (options.inject.isBlank() ? "" : ", INJECTING " + options.inject);

@@ -33,6 +33,8 @@ final class SoakOptions
         "  --minutes N | --seconds N     how long (default 30 minutes)",
         "  --providers shm,tcp           which fabric providers (default shm,tcp)",
         "  --subscribers N               long-lived subscriber processes per provider (default 2)",
+        "  --commit auto|counter|imm     every channel's commit mode (default auto: counter on shm and tcp; imm is",
+        "                                what auto picks on RDMA hardware)",
         "  --kill-interval-ms MIN-MAX    a restarted subscriber lives this long before its kill -9",
         "                                (default 6000-12000; 0 = no kill cycles)",
         "  --fuzz-rate N                 fuzzed handshakes per second over all providers (default 1000; 0 = none)",
@@ -52,6 +54,7 @@ final class SoakOptions
 
     long durationNs = TimeUnit.MINUTES.toNanos(30);
     List<String> providers = List.of("shm", "tcp");
+    String commit = "auto";
     int subscribers = 2;
     long killMinMs = 6_000;
     long killMaxMs = 12_000;
@@ -99,6 +102,7 @@ final class SoakOptions
             case "--seconds" -> durationNs = TimeUnit.MILLISECONDS.toNanos((long)(Double.parseDouble(value) * 1000));
             case "--providers" -> providers = providers(value);
             case "--subscribers" -> subscribers = Math.max(1, Integer.parseInt(value));
+            case "--commit" -> commit = commit(value);
             case "--kill-interval-ms" ->
             {
                 final String[] range = value.split("-");
@@ -119,6 +123,23 @@ final class SoakOptions
             case "--inject" -> inject = value;
             default -> throw new UsageException("unknown option " + name);
         }
+    }
+
+    private static String commit(final String value)
+    {
+        final String commit = value.toLowerCase(Locale.ROOT);
+        if (!"auto".equals(commit) && !"counter".equals(commit) && !"imm".equals(commit))
+        {
+            throw new UsageException("--commit: auto, counter or imm, got " + value);
+        }
+        return commit;
+    }
+
+    /** @return the channel keys every process of a provider uses: provider, commit mode unless auto, timeout. */
+    String channelKeys(final String provider)
+    {
+        return "provider=" + provider + ("auto".equals(commit) ? "" : "|commit=" + commit) + "|timeout=" +
+            timeoutMs + "ms";
     }
 
     private static List<String> providers(final String value)
