@@ -21,6 +21,16 @@ interface ConnectionBound extends ImageBound
         return 0;
     }
 
+    /**
+     * @return how far the status may report consumption (any thread): under commit=imm, the position of the last
+     * immediate whose RECV is posted again (a status past it would hand the publisher a credit the responder does not
+     * hold yet); otherwise no limit.
+     */
+    default long creditedPosition()
+    {
+        return Long.MAX_VALUE;
+    }
+
     /** @return times the polling thread blocked in {@code awaitAdvance} and was woken by a completion (idle=event). */
     default long wakeUps()
     {

@@ -18,8 +18,11 @@ import java.lang.invoke.VarHandle;
  * The polling thread reaps the receive CQ itself inside {@code poll} (no thread in between, as with the position
  * block of counter mode), rebuilds each position from its immediate ({@link ImmediateCommit#positionOf}), validates it
  * (monotonic, frame-aligned, at most two terms ahead of the consumer), keeps it in memory the remote side cannot
- * write, and posts the RECV again at once, so the publisher's credit ({@link ImmediateCommit}) comes back with the
- * status WRITE that reports the consumption. An empty CQ costs one poll of the CQ.
+ * write, and posts the RECVs of what it reaped again on its next call, after the caller has handled the frames (in a
+ * ping-pong, after the echo is posted): a post of a RECV is not on the path from the immediate to the application.
+ * The publisher's credit ({@link ImmediateCommit}) comes back with the status WRITE that reports the consumption, and
+ * the status reports no further than {@link #creditedPosition()}, the last immediate whose RECV is posted again, so a
+ * credit never reaches the publisher before its RECV is posted. An empty CQ costs one poll of the CQ.
  * <p>
  * Before the image is announced the receiver agent drives the same method for the connection's self-test (the first
  * immediate, at the join position); once announced only the polling thread does. A failed receive completion (a
@@ -34,6 +37,7 @@ final class ImmediateBound extends AcceptedBound
 {
     private static final VarHandle IMMEDIATES = VarHandles.field(MethodHandles.lookup(), "immediates", long.class);
     private static final VarHandle WAKE_UPS = VarHandles.field(MethodHandles.lookup(), "wakeUps", long.class);
+    private static final VarHandle CREDITED = VarHandles.field(MethodHandles.lookup(), "credited", long.class);
 
     /**
      * Longest single wait in {@link #awaitAdvance}, whatever the caller asks: well below the linger (at least 1 s) that
@@ -51,7 +55,12 @@ final class ImmediateBound extends AcceptedBound
 
     @SuppressWarnings("unused") private long immediates;
     @SuppressWarnings("unused") private long wakeUps;
+    @SuppressWarnings("unused") private long credited;
     private long receivesPosted;
+    /** Immediates reaped whose RECVs are not posted again yet (polling thread only). */
+    private int receivesOwed;
+    /** The position of the last of them: credited once they are posted (polling thread only). */
+    private long owedUpToPosition;
 
     /**
      * @param receiveCq      the QP's receive CQ, reaped only here.
@@ -80,6 +89,7 @@ final class ImmediateBound extends AcceptedBound
         this.receiveAddress = receiveAddress;
         this.receiveLkey = receiveLkey;
         this.positionBlock = positionBlock;
+        CREDITED.setRelease(this, joinPosition);
     }
 
     /**
@@ -106,6 +116,10 @@ final class ImmediateBound extends AcceptedBound
         {
             return INVALID; // sticky: the completion that failed is gone, and the image must still see it
         }
+        if (0 != receivesOwed)
+        {
+            postOwedReceives();
+        }
         final long current = current();
         final int count = receiveCq.poll(completions, completions.length);
         if (0 == count)
@@ -122,7 +136,6 @@ final class ImmediateBound extends AcceptedBound
                 continue; // flushed by a QP error: the agent drops the connection on the QP's state
             }
             reaped++;
-            qp.postReceive(++receivesPosted, receiveAddress, 0, receiveLkey);
             final long position = ImmediateCommit.positionOf(completion.immediateData(), accepted);
             if (!isWithinReach(position, consumerPosition))
             {
@@ -132,12 +145,36 @@ final class ImmediateBound extends AcceptedBound
             }
             accepted = position;
         }
+        if (0 != reaped)
+        {
+            receivesOwed += reaped;
+            owedUpToPosition = accepted;
+        }
         IMMEDIATES.setOpaque(this, (long)IMMEDIATES.getOpaque(this) + reaped);
         if (accepted != current)
         {
             accept(accepted);
         }
         return accepted;
+    }
+
+    /**
+     * Post the RECVs of the immediates reaped by earlier calls, then credit their positions (release: the receiver
+     * agent that reads {@link #creditedPosition()} on another thread posts its status after these posts).
+     */
+    private void postOwedReceives()
+    {
+        for (int i = receivesOwed; i > 0; i--)
+        {
+            qp.postReceive(++receivesPosted, receiveAddress, 0, receiveLkey);
+        }
+        receivesOwed = 0;
+        CREDITED.setRelease(this, owedUpToPosition);
+    }
+
+    public long creditedPosition()
+    {
+        return (long)CREDITED.getAcquire(this);
     }
 
     public boolean canAwait()

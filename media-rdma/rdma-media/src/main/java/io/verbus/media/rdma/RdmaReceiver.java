@@ -259,7 +259,9 @@ public final class RdmaReceiver implements MediaReceiver
         {
             return 0;
         }
-        final long consumed = connection.subscriberPosition.getVolatile();
+        // commit=imm: no further than the RECVs posted again, or the publisher would spend a credit not yet held.
+        final long consumed = Math.min(connection.subscriberPosition.getVolatile(),
+            connection.bound.creditedPosition());
         final long sinceLastWriteNs = nowNs - connection.lastStatusWriteNs;
         // commit=imm: the publisher's credits come back only with a status, so spent credits make one due as well.
         final long immediates = connection.bound.immediates();
