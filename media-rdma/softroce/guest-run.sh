@@ -37,6 +37,8 @@ mkdir -p "/lib/modules/$KERNEL_VERSION" && mount --bind "$KERNEL_MODULES" "/lib/
 guest_started=$(cut -d' ' -f1 /proc/uptime)
 note "up after ${guest_started}s of guest time; kernel $(uname -r);" \
     "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
+# The host's boot watchdog waits for this file (run.sh): a guest that never gets here is booted again.
+echo "$guest_started" > "$SHARED/guest.up"
 
 # --- rxe0 over a dummy netdev ------------------------------------------------------------------------------
 ip link set lo up

@@ -9,8 +9,9 @@
 #   4. latency like for like, two processes each: Verbus's raw WRITE ping-pong (client and server JVMs) and the
 #      rdma: bus ping-pong (bench harness, a Ping JVM and its Pong child), plus the seed comparison on verbs;
 #      a side-by-side table of all of them, in half round trips, ends the output.
-# Needs root (apt-get, and the guest reads the host root as root). Ends by itself: qemu runs under a hard
-# timeout. Everything it writes lives in $VERBUS_HOME/softroce-work (git-ignored); the kernel is cached there.
+# Needs root (apt-get, and the guest reads the host root as root). Ends by itself: qemu runs under a hard timeout,
+# and a boot that never reaches the guest script is killed and retried. Everything it writes lives in
+# $VERBUS_HOME/softroce-work (git-ignored); the kernel is cached there.
 #
 #   media-rdma/softroce/run.sh [--timeout SECONDS]      (normally via ./verbus softroce-test)
 set -euo pipefail
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
         --timeout) [ $# -ge 2 ] || die "--timeout needs a value in seconds"
                    [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -ge 60 ] || die "--timeout must be a whole number of seconds >= 60, got '$2'"
                    QEMU_TIMEOUT_S="$2"; shift 2 ;;
-        -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown flag '$1' (see --help)" ;;
     esac
 done
@@ -107,40 +108,77 @@ if [ ! -f "$INITRAMFS" ] || [ "$SOFTROCE_DIR/guest-init.sh" -nt "$INITRAMFS" ]; 
     rm -rf "$staging"
 fi
 
-# --- 5. Boot the guest under TCG with a hard timeout ------------------------------------------------------
+# --- 5. Boot the guest under TCG with a hard timeout, and again if it never comes up -----------------------
 SHARED="$WORK_DIR/shared"
-rm -rf "$SHARED" && mkdir -p "$SHARED"
-cat > "$SHARED/guest.env" <<ENV
-VERBUS_HOME='$VERBUS_HOME'
-JAVA_HOME='$JAVA_HOME'
-KERNEL_VERSION='$KERNEL_VERSION'
-KERNEL_MODULES='$KERNEL_MODULES'
-ENV
 
 # tsc=reliable: under TCG the guest kernel finds its vCPUs' TSCs "unsynchronized" and falls back to the emulated
 # HPET, where every clock_gettime is a system call plus emulated device reads: System.nanoTime() measured 2-7 us a
 # call in the guest (the JVM reads the clock each duty cycle, perftest reads the TSC itself). qemu derives every
 # vCPU's TSC from one virtual clock, so the guest may trust it, as it would a real host's invariant TSC.
-log "booting $KERNEL_VERSION under qemu TCG ($GUEST_CPUS vCPUs, $GUEST_MEMORY, timeout ${QEMU_TIMEOUT_S}s)"
-started=$(date +%s)
+#
+# The boot watchdog: a guest has once (CI, 2026-12-03) printed nothing after the firmware and kept both emulated
+# CPUs busy until the 1800 s timeout, so it never reached the guest script; a boot that fast takes 5-60 s locally.
+# guest-run.sh writes guest.up first thing, so a boot without it after BOOT_WATCHDOG_S is killed and the guest booted
+# again (at most BOOT_ATTEMPTS times, each at loglevel 4 after the first, so the kernel's errors show where a second
+# one sticks). The hard timeout bounds every boot together.
+BOOT_WATCHDOG_S="${VERBUS_SOFTROCE_BOOT_WATCHDOG_S:-300}"
+BOOT_ATTEMPTS=3
 # The host's load: the guest's figures are emulated CPU time shared with whatever else the host runs.
 load_at_boot="$(cut -d' ' -f1-3 /proc/loadavg)"
+started=$(date +%s)
+deadline=$((started + QEMU_TIMEOUT_S))
 qemu_rc=0
-timeout --kill-after=15 "$QEMU_TIMEOUT_S" qemu-system-x86_64 \
-    -accel tcg,thread=multi -cpu max -smp "$GUEST_CPUS" -m "$GUEST_MEMORY" \
-    -kernel "$KERNEL_IMAGE" -initrd "$INITRAMFS" \
-    -append "console=ttyS0 panic=-1 quiet loglevel=3 tsc=reliable clocksource=tsc verbus_guest_script=$SOFTROCE_DIR/guest-run.sh" \
-    -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
-    -virtfs "local,path=$SHARED,mount_tag=shared,security_model=none,multidevs=remap" \
-    -nic none -nographic -no-reboot </dev/null || qemu_rc=$?
+boot=1
+while :; do
+    rm -rf "$SHARED" && mkdir -p "$SHARED"
+    cat > "$SHARED/guest.env" <<ENV
+VERBUS_HOME='$VERBUS_HOME'
+JAVA_HOME='$JAVA_HOME'
+KERNEL_VERSION='$KERNEL_VERSION'
+KERNEL_MODULES='$KERNEL_MODULES'
+ENV
+    remaining_s=$((deadline - $(date +%s)))
+    [ "$remaining_s" -ge 60 ] || { qemu_rc=124; break; }
+    console_level="quiet loglevel=3"
+    [ "$boot" -eq 1 ] || console_level="loglevel=4"
+    log "booting $KERNEL_VERSION under qemu TCG ($GUEST_CPUS vCPUs, $GUEST_MEMORY, boot $boot of at most" \
+        "$BOOT_ATTEMPTS, ${remaining_s}s left of the ${QEMU_TIMEOUT_S}s timeout)"
+    boot_started=$(date +%s)
+    timeout --kill-after=15 "$remaining_s" qemu-system-x86_64 \
+        -accel tcg,thread=multi -cpu max -smp "$GUEST_CPUS" -m "$GUEST_MEMORY" \
+        -kernel "$KERNEL_IMAGE" -initrd "$INITRAMFS" \
+        -append "console=ttyS0 panic=-1 $console_level tsc=reliable clocksource=tsc verbus_guest_script=$SOFTROCE_DIR/guest-run.sh" \
+        -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+        -virtfs "local,path=$SHARED,mount_tag=shared,security_model=none,multidevs=remap" \
+        -nic none -nographic -no-reboot </dev/null &
+    qemu_pid=$!
+    watchdog_fired=no
+    while kill -0 "$qemu_pid" 2>/dev/null; do
+        if [ ! -e "$SHARED/guest.up" ] && [ $(( $(date +%s) - boot_started )) -ge "$BOOT_WATCHDOG_S" ]; then
+            watchdog_fired=yes
+            kill "$qemu_pid" 2>/dev/null
+            break
+        fi
+        sleep 1
+    done
+    qemu_rc=0
+    wait "$qemu_pid" || qemu_rc=$?
+    [ "$watchdog_fired" = yes ] || break
+    echo
+    log "boot $boot: the guest did not reach its script within ${BOOT_WATCHDOG_S}s (no guest.up): killed"
+    [ "$boot" -lt "$BOOT_ATTEMPTS" ] || { qemu_rc=never-up; break; }
+    boot=$((boot + 1))
+done
 elapsed=$(( $(date +%s) - started ))
 
 # --- 6. Results --------------------------------------------------------------------------------------------
 echo
 echo "==== Soft-RoCE run: rxe under qemu TCG (emulated CPU, not hardware), wall time ${elapsed}s ===="
 echo "host load average (1/5/15 min): ${load_at_boot} at boot, $(cut -d' ' -f1-3 /proc/loadavg) at the end; $(nproc) host CPUs"
+echo "guest boots: $boot (watchdog ${BOOT_WATCHDOG_S}s to reach the guest script)"
+[ "$qemu_rc" != never-up ] || die "the guest never reached its script in $BOOT_ATTEMPTS boots of ${BOOT_WATCHDOG_S}s each"
 if [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ]; then
-    die "qemu hit the ${QEMU_TIMEOUT_S}s timeout (results so far in $SHARED)"
+    die "qemu hit the ${QEMU_TIMEOUT_S}s timeout over $boot boot(s) (results so far in $SHARED)"
 fi
 [ -f "$SHARED/guest.done" ] || die "the guest did not finish (qemu exit $qemu_rc); its log is above, files in $SHARED"
 [ -f "$SHARED/summary.txt" ] && cat "$SHARED/summary.txt"
