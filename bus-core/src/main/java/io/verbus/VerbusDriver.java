@@ -6,6 +6,7 @@ import io.verbus.counters.CounterTypes;
 import io.verbus.counters.CountersFile;
 import io.verbus.driver.AgentThreads;
 import io.verbus.driver.DriverConductor;
+import io.verbus.driver.DutyCycleClock;
 import io.verbus.driver.ImagePosition;
 import io.verbus.driver.MediaAgent;
 import io.verbus.driver.NativeLog;
@@ -26,6 +27,7 @@ import io.verbus.memory.MemoryMapper;
 import org.agrona.CloseHelper;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.AgentInvoker;
+import org.agrona.concurrent.NanoClock;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.agrona.concurrent.status.CountersManager;
@@ -80,6 +82,8 @@ final class VerbusDriver implements VerbusBackend
     private final MediaAgent<MediaReceiver> receiverAgent;
     private final AgentThreads agentThreads;
     private final AgentInvoker invoker;
+    /** The clock of the driver's duty cycles: read once per cycle in SHARED and INVOKER modes (DutyCycleClock). */
+    private final NanoClock agentClock;
     private final List<NativeLog> ipcLogs = new ArrayList<>();
     /** Logs of concurrent publications, which later concurrent publications of the same channel and stream share. */
     private final List<ConcurrentLog> concurrentLogs = new ArrayList<>();
@@ -135,6 +139,10 @@ final class VerbusDriver implements VerbusBackend
                     LOGGER.log(System.Logger.Level.ERROR, "Verbus error at " + Instant.now(), throwable);
                 }
             };
+            // One clock read per duty cycle where one thread runs every agent; a dedicated thread reads its own.
+            final DutyCycleClock dutyCycleClock = context.threadingMode() == ThreadingMode.DEDICATED ?
+                null : new DutyCycleClock(context.nanoClock());
+            this.agentClock = null == dutyCycleClock ? context.nanoClock() : dutyCycleClock.clock();
             this.memoryMapper = new MemoryMapper(
                 dir, null == context.hugetlbfsDir() ? null : Path.of(context.hugetlbfsDir()), context.useHugePages());
             this.mediaContext = new MediaContext()
@@ -142,6 +150,7 @@ final class VerbusDriver implements VerbusBackend
                 .errorHandler(errorHandler)
                 .errorCounter(errorCounter)
                 .nanoClock(context.nanoClock())
+                .dutyCycleClock(agentClock)
                 .epochNanoClock(context.epochNanoClock())
                 .memoryMapper(memoryMapper)
                 .verbusDir(dir)
@@ -149,13 +158,13 @@ final class VerbusDriver implements VerbusBackend
                 .threadingMode(context.threadingMode());
             this.mediaFactories = loadMediaFactories();
 
-            this.conductor = new DriverConductor(context.nanoClock(), context.lingerTimeoutNs(),
+            this.conductor = new DriverConductor(agentClock, context.lingerTimeoutNs(),
                 context.publicationUnblockTimeoutNs(), unblockedPublications, this::onRetire);
             this.senderAgent = new MediaAgent<>("verbus-sender", MediaSender::doWork, errorHandler);
             this.receiverAgent = new MediaAgent<>("verbus-receiver", MediaReceiver::doWork, errorHandler);
             this.agentThreads = new AgentThreads(
                 context.threadingMode(), context.idleStrategy(), errorHandler, conductor, senderAgent, receiverAgent,
-                context.conductorCpu(), context.senderCpu(), context.receiverCpu());
+                context.conductorCpu(), context.senderCpu(), context.receiverCpu(), dutyCycleClock);
             this.invoker = agentThreads.invoker();
         }
         catch (final RuntimeException ex)
@@ -584,7 +593,7 @@ final class VerbusDriver implements VerbusBackend
         final MediaSender sender = factory.newSender(mediaContext, uri, nativeLog.publicationLog());
         final boolean direct = allowDirect && null == concurrentLog && sender.supportsDirectSend();
         // Direct mode: the writer sends itself, and the sender agent drives the media while it is idle.
-        final DirectSendHandOff handOff = direct ? new DirectSendHandOff(sender, context.nanoClock()) : null;
+        final DirectSendHandOff handOff = direct ? new DirectSendHandOff(sender, agentClock) : null;
         final MediaSender agentDuty = direct ? handOff : sender;
         final LogPublication publication =
             newLogPublication(channel, nativeLog, backPressure, concurrentLog, agentDuty, handOff);

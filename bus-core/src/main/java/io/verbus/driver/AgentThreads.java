@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
  * {@link AgentInvoker} the application calls; pinning does not apply to the application's thread).
  * <p>
  * A composite runs the sender first, then the receiver, then the conductor: what the application appended since the
- * last cycle leaves before the conductor's commands and housekeeping, which nothing on the data path waits for.
+ * last cycle leaves before the conductor's commands and housekeeping, which nothing on the data path waits for. Ahead
+ * of them all goes the {@link DutyCycleClock}, so the cycle reads the clock once.
  */
 public final class AgentThreads implements AutoCloseable
 {
@@ -38,6 +39,7 @@ public final class AgentThreads implements AutoCloseable
      * @param conductorCpu     CPU of the conductor (or the shared thread), -1 for none.
      * @param senderCpu        CPU of the sender thread in DEDICATED mode, -1 for none.
      * @param receiverCpu      CPU of the receiver thread in DEDICATED mode, -1 for none.
+     * @param dutyCycleClock   run first in a composite (SHARED, INVOKER); unused in DEDICATED mode, may be null there.
      * @throws IllegalStateException when a thread cannot start or be pinned; started threads are stopped again.
      */
     public AgentThreads(
@@ -49,7 +51,8 @@ public final class AgentThreads implements AutoCloseable
         final Agent receiver,
         final int conductorCpu,
         final int senderCpu,
-        final int receiverCpu)
+        final int receiverCpu,
+        final DutyCycleClock dutyCycleClock)
     {
         switch (mode)
         {
@@ -66,12 +69,13 @@ public final class AgentThreads implements AutoCloseable
             {
                 invoker = null;
                 final PinnedAgent shared = new PinnedAgent(
-                    new CompositeAgent(sender, receiver, conductor), conductorCpu);
+                    new CompositeAgent(dutyCycleClock, sender, receiver, conductor), conductorCpu);
                 start(List.of(shared), idleStrategyName, errorHandler);
             }
             case INVOKER ->
             {
-                invoker = new AgentInvoker(errorHandler, null, new CompositeAgent(sender, receiver, conductor));
+                invoker = new AgentInvoker(
+                    errorHandler, null, new CompositeAgent(dutyCycleClock, sender, receiver, conductor));
                 invoker.start();
             }
             default -> throw new IllegalArgumentException("unknown threading mode " + mode);

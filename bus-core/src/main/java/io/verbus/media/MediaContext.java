@@ -23,6 +23,7 @@ public final class MediaContext
     private ErrorHandler errorHandler;
     private AtomicCounter errorCounter;
     private NanoClock nanoClock;
+    private NanoClock dutyCycleClock;
     private EpochNanoClock epochNanoClock;
     private MemoryMapper memoryMapper;
     private Path verbusDir;
@@ -78,6 +79,25 @@ public final class MediaContext
     public MediaContext nanoClock(final NanoClock nanoClock)
     {
         this.nanoClock = nanoClock;
+        return this;
+    }
+
+    /**
+     * The clock for work done inside the driver's duty cycle (a receiver's or sender agent's {@code doWork}): in
+     * SHARED and INVOKER modes the time read once at the cycle's start, which stands still between cycles. Code that
+     * also runs on other threads (a writer, a control thread) uses {@link #nanoClock()}.
+     *
+     * @return the duty-cycle clock, or {@link #nanoClock()} when none was set.
+     */
+    public NanoClock dutyCycleClock()
+    {
+        return null != dutyCycleClock ? dutyCycleClock : nanoClock;
+    }
+
+    /** @return this. */
+    public MediaContext dutyCycleClock(final NanoClock dutyCycleClock)
+    {
+        this.dutyCycleClock = dutyCycleClock;
         return this;
     }
 

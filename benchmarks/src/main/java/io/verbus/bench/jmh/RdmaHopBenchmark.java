@@ -145,6 +145,18 @@ public class RdmaHopBenchmark
         return received;
     }
 
+    /**
+     * What the driver's duty cycle costs a loop that calls it while nothing happens (the README's loop calls
+     * {@code invoke()} on every pass): both ends' {@code invoke()} with the channel connected and idle.
+     *
+     * @return the work counts, so the JIT cannot drop the calls.
+     */
+    @Benchmark
+    public int invokeIdle()
+    {
+        return publisherSide.invoke() + subscriberSide.invoke();
+    }
+
     private void pollOne()
     {
         final int before = fragments;

@@ -70,7 +70,7 @@ public final class RdmaReceiver implements MediaReceiver
         this.params = context.params();
         this.streamId = streamId;
         this.images = images;
-        this.clock = context.media().nanoClock();
+        this.clock = context.media().dutyCycleClock(); // only doWork reads it (and the constructor, once)
         this.errorHandler = context.media().errorHandler();
         final String name = "stream=" + streamId + " publisher=" + params.endpointHost() + ":" + params.endpointPort();
         if (RdmaChannelParams.Provider.VERBS == params.provider())
