@@ -82,8 +82,6 @@ final class VerbusDriver implements VerbusBackend
     private final MediaAgent<MediaReceiver> receiverAgent;
     private final AgentThreads agentThreads;
     private final AgentInvoker invoker;
-    /** The clock of the driver's duty cycles: read once per cycle in SHARED and INVOKER modes (DutyCycleClock). */
-    private final NanoClock agentClock;
     private final List<NativeLog> ipcLogs = new ArrayList<>();
     /** Logs of concurrent publications, which later concurrent publications of the same channel and stream share. */
     private final List<ConcurrentLog> concurrentLogs = new ArrayList<>();
@@ -142,7 +140,7 @@ final class VerbusDriver implements VerbusBackend
             // One clock read per duty cycle where one thread runs every agent; a dedicated thread reads its own.
             final DutyCycleClock dutyCycleClock = context.threadingMode() == ThreadingMode.DEDICATED ?
                 null : new DutyCycleClock(context.nanoClock());
-            this.agentClock = null == dutyCycleClock ? context.nanoClock() : dutyCycleClock.clock();
+            final NanoClock agentClock = null == dutyCycleClock ? context.nanoClock() : dutyCycleClock.clock();
             this.memoryMapper = new MemoryMapper(
                 dir, null == context.hugetlbfsDir() ? null : Path.of(context.hugetlbfsDir()), context.useHugePages());
             this.mediaContext = new MediaContext()
@@ -593,7 +591,7 @@ final class VerbusDriver implements VerbusBackend
         final MediaSender sender = factory.newSender(mediaContext, uri, nativeLog.publicationLog());
         final boolean direct = allowDirect && null == concurrentLog && sender.supportsDirectSend();
         // Direct mode: the writer sends itself, and the sender agent drives the media while it is idle.
-        final DirectSendHandOff handOff = direct ? new DirectSendHandOff(sender, agentClock) : null;
+        final DirectSendHandOff handOff = direct ? new DirectSendHandOff(sender, mediaContext.dutyCycleClock()) : null;
         final MediaSender agentDuty = direct ? handOff : sender;
         final LogPublication publication =
             newLogPublication(channel, nativeLog, backPressure, concurrentLog, agentDuty, handOff);
