@@ -28,6 +28,19 @@ public interface MediaSender extends AutoCloseable
      */
     int sendNow();
 
+    /**
+     * Whether the last {@link #sendNow()} or {@link #doWork()} left committed data in the log that it could not post
+     * (a full send queue, no receive credit at a subscriber, a post cut short), so the sender must run again soon
+     * whether or not the writer calls again: in direct mode the agent then drives it at once instead of waiting for
+     * the writer to go idle. Read by the thread that owns the sender, right after the call.
+     *
+     * @return true when some subscriber that is being sent to was not sent everything the log held.
+     */
+    default boolean hasUnsentData()
+    {
+        return false;
+    }
+
     /** Releases the media's resources. Called once by the owning thread; the log is unmapped after it. */
     void close();
 }

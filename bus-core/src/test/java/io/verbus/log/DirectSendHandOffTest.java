@@ -25,6 +25,9 @@ class DirectSendHandOffTest
         final AtomicLong doWorkCalls = new AtomicLong();
         final AtomicInteger closeCalls = new AtomicInteger();
         volatile Runnable duringDoWork = () -> {};
+        /** What {@link #hasUnsentData()} answers after the next call: calls that will leave data behind. */
+        final AtomicInteger callsLeavingUnsent = new AtomicInteger();
+        private boolean unsent;
 
         public int doWork()
         {
@@ -33,6 +36,7 @@ class DirectSendHandOffTest
             {
                 doWorkCalls.incrementAndGet();
                 duringDoWork.run();
+                unsent = callsLeavingUnsent.getAndUpdate(n -> Math.max(0, n - 1)) > 0;
                 return 1;
             }
             finally
@@ -52,12 +56,18 @@ class DirectSendHandOffTest
             try
             {
                 sendNowCalls.incrementAndGet();
+                unsent = callsLeavingUnsent.getAndUpdate(n -> Math.max(0, n - 1)) > 0;
                 return 1;
             }
             finally
             {
                 inside.decrementAndGet();
             }
+        }
+
+        public boolean hasUnsentData()
+        {
+            return unsent;
         }
 
         public void close()
@@ -134,6 +144,30 @@ class DirectSendHandOffTest
 
         assertEquals(1, handOff.writerSendNow(), "the writer takes the sender back at once");
         assertEquals(0, handOff.doWork(), "and the agent steps back");
+    }
+
+    @Test
+    void shouldHaveTheAgentSendAtOnceWhatTheWritersSendLeftBehindAndStepBackWhenAllIsSent()
+    {
+        // The writer's send and the next cycle find the send queue full (the NIC is behind); the one after sends all.
+        sender.callsLeavingUnsent.set(2);
+        assertEquals(1, handOff.writerSendNow());
+        assertTrue(handOff.hasUnsentData());
+
+        // The clock does not move: the writer is not idle, yet the agent must not wait for it to be (the end of a
+        // burst would wait for the writer's next call, or the idle threshold).
+        assertEquals(1, handOff.doWork(), "the agent sends what the writer left");
+        assertTrue(handOff.hasUnsentData(), "still behind after one cycle");
+        assertEquals(1, handOff.doWork());
+        assertFalse(handOff.hasUnsentData(), "all sent");
+        assertEquals(0, handOff.doWork(), "and the agent leaves the active writer alone again");
+
+        assertEquals(2, sender.doWorkCalls.get());
+        assertEquals(2, handOff.agentCycles());
+        assertEquals(1, sender.sendNowCalls.get());
+        assertTrue(handOff.writerSendNow() > 0, "the writer takes the sender back at once");
+        assertEquals(2, sender.sendNowCalls.get());
+        assertNull(sender.overlap.get());
     }
 
     @Test

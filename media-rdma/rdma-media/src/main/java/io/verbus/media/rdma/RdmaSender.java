@@ -80,6 +80,8 @@ public final class RdmaSender implements MediaSender
     private boolean wasConnected;
     /** commit=imm: a chain waited for the subscriber's RECVs; the writer's send path reads the status slots. */
     private boolean creditStalled;
+    /** The last send left a ready subscriber short of the scanned log: see {@link #hasUnsentData()}. */
+    private boolean unsent;
     private boolean closed;
 
     /**
@@ -219,14 +221,28 @@ public final class RdmaSender implements MediaSender
     {
         int work = scan();
         final long target = scanPosition;
+        boolean unsent = false;
         for (final SubscriberConnection connection : connections)
         {
             if (connection.sentPosition < target && connection.ready && !connection.closeRequested)
             {
                 work += send(connection, cachedNowNs);
+                unsent |= connection.sentPosition < target && !connection.closeRequested;
             }
         }
+        this.unsent = unsent;
         return work;
+    }
+
+    /**
+     * True when the last send or duty cycle left a ready subscriber short of what the log holds: its send queue was
+     * full (the NIC or the tcp provider's socket is behind), a {@code commit=imm} subscriber had no receive posted,
+     * or the chain reached its WR limit. Direct mode then has the agent drive this sender until it is not, so the
+     * end of a burst does not wait for the writer's next call.
+     */
+    public boolean hasUnsentData()
+    {
+        return unsent;
     }
 
     /** Completions and status slots of every subscriber, then the limit: the credit half of the duty cycle. */
@@ -264,13 +280,17 @@ public final class RdmaSender implements MediaSender
             work += readStatus(connection, nowNs);
         }
         work += scan();
+        final long target = scanPosition;
+        boolean unsent = false;
         for (final SubscriberConnection connection : connections)
         {
             if (connection.ready && !connection.closeRequested)
             {
                 work += send(connection, nowNs);
+                unsent |= connection.sentPosition < target && !connection.closeRequested;
             }
         }
+        this.unsent = unsent;
         work += updateLimit();
         if (housekeepingTimer.isDue(nowNs))
         {
