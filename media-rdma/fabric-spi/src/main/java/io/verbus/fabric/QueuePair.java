@@ -117,6 +117,19 @@ public interface QueuePair extends AutoCloseable
     }
 
     /**
+     * Whether WRs posted here wait for a later {@link #progress()} (or CQ poll) to leave: a software provider's
+     * frames held back to coalesce with the posts that follow, or blocked by a full socket. A poster that stops
+     * posting and sees true must have this QP progressed soon (it is not sent otherwise until the provider's fallback
+     * steps in). Hardware providers hold nothing back: false. Any thread; it may be stale by one engine pass.
+     *
+     * @return true while posted WRs wait for this QP's progress.
+     */
+    default boolean hasHeldSends()
+    {
+        return false;
+    }
+
+    /**
      * @return send queue depth granted.
      */
     int maxSendWorkRequests();

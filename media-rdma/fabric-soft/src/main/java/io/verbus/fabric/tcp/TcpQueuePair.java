@@ -75,6 +75,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     static final long STREAM_READ_INTERVAL_NS = TimeUnit.MICROSECONDS.toNanos(10);
 
     private static final VarHandle ENGINE = VarHandles.field(MethodHandles.lookup(), "engine", int.class);
+    private static final VarHandle HELD_SENDS = VarHandles.field(MethodHandles.lookup(), "heldSends", boolean.class);
     private static final VarHandle LAST_APPLICATION_PROGRESS =
         VarHandles.field(MethodHandles.lookup(), "lastApplicationProgressNs", long.class);
 
@@ -83,6 +84,8 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     /** The NIC thread leaves a QP to the application threads that made progress on it this recently. */
     private final long fallbackGraceNs;
     @SuppressWarnings("unused") private int engine;
+    /** Set by the engine's holder as it releases it: see {@link #hasHeldSends()}. */
+    @SuppressWarnings("unused") private boolean heldSends;
     @SuppressWarnings("unused") private long lastApplicationProgressNs;
 
     InetSocketAddress remoteNic;
@@ -218,6 +221,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      */
     void unlock()
     {
+        noteHeldSends();
         ENGINE.setVolatile(this, 0);
         while (sendTail() > requester.transmitted() && QueuePairState.RTS == state && tryLock())
         {
@@ -233,6 +237,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             }
             finally
             {
+                noteHeldSends();
                 ENGINE.setVolatile(this, 0);
             }
             if (0 == work)
@@ -307,6 +312,28 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         finally
         {
             unlock();
+        }
+    }
+
+    /**
+     * Frames held back to coalesce or blocked by a full socket, or WRs not yet framed: what only a later pass sends.
+     * Written by the engine's holder just before it releases the engine, so a poster that took the engine itself reads
+     * what its own post left; one that found the engine taken reads the holder's last word, which its release then
+     * amends (a stale true costs the caller one pass more).
+     */
+    public boolean hasHeldSends()
+    {
+        return (boolean)HELD_SENDS.getAcquire(this);
+    }
+
+    private void noteHeldSends()
+    {
+        final TcpConnection connection = outbound;
+        final boolean held = QueuePairState.RTS == state && ((null != connection && connection.isUsable() &&
+            connection.hasPendingWrites()) || requester.transmitted() < sendTail());
+        if (held != (boolean)HELD_SENDS.getOpaque(this))
+        {
+            HELD_SENDS.setRelease(this, held);
         }
     }
 

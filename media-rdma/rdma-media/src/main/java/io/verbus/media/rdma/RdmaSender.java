@@ -237,12 +237,24 @@ public final class RdmaSender implements MediaSender
     /**
      * True when the last send or duty cycle left a ready subscriber short of what the log holds: its send queue was
      * full (the NIC or the tcp provider's socket is behind), a {@code commit=imm} subscriber had no receive posted,
-     * or the chain reached its WR limit. Direct mode then has the agent drive this sender until it is not, so the
-     * end of a burst does not wait for the writer's next call.
+     * or the chain reached its WR limit; or when a subscriber's QP holds posted WRs back until it is progressed (the
+     * tcp provider coalescing a stream's frames). Direct mode then has the agent drive this sender until it is not,
+     * so the end of a burst does not wait for the writer's next call.
      */
     public boolean hasUnsentData()
     {
-        return unsent;
+        if (unsent)
+        {
+            return true;
+        }
+        for (final SubscriberConnection connection : connections)
+        {
+            if (connection.ready && !connection.closeRequested && connection.qp.hasHeldSends())
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Completions and status slots of every subscriber, then the limit: the credit half of the duty cycle. */
