@@ -718,6 +718,8 @@ public abstract class FabricConformanceTest
         completed += await(cq, total / signalEvery - completed, TIMEOUT_MS).size();
         assertEquals(total / signalEvery, completed);
         assertEquals(total - 1, toLong(peer.read(region.id(), 0, 8)));
+        // Every WR completed: nothing can still be held back, or a poster told so would progress the QP forever.
+        assertFalse(qp.hasHeldSends(), "a QP whose WRs all completed says it holds sends back");
     }
 
     // ------------------------------------------------------------------------------------------------------
