@@ -27,7 +27,7 @@ public final class BenchOptions
     /** The parts of a run that {@code --only} can select. */
     public enum Part
     {
-        LATENCY, THROUGHPUT, SEED
+        LATENCY, THROUGHPUT, SEED, BURST
     }
 
     private static final String USAGE = """
@@ -39,7 +39,8 @@ public final class BenchOptions
           --json FILE              write one JSON object per contender, part and size to FILE
           --svg FILE               write the latency percentile plot to FILE
                                    (default: next to --json with .svg, else verbus-bench-latency.svg)
-          --only PARTS             comma list of latency, throughput, seed (default: all)
+          --only PARTS             comma list of latency, throughput, seed, burst (default: the first three;
+                                   burst: how late the end of a 5,000-message burst arrives, at the latency sizes)
           --contenders REGEX       run only contenders whose name matches REGEX (others appear as "not run")
           --sizes LIST             latency sizes in bytes (default 32,256,1024)
           --throughput-sizes LIST  throughput sizes in bytes (default 32,256,1024,4096)
@@ -327,7 +328,7 @@ public final class BenchOptions
         boolean quick;
         Path jsonFile;
         Path svgFile;
-        Set<Part> parts = Set.of(Part.values());
+        Set<Part> parts = Set.of(Part.LATENCY, Part.THROUGHPUT, Part.SEED);
         Pattern contenderFilter;
         int[] latencySizes = DEFAULT_LATENCY_SIZES;
         int[] throughputSizes = DEFAULT_THROUGHPUT_SIZES;

@@ -32,6 +32,7 @@ public record BenchResult(
 {
     public static final String LATENCY = "latency";
     public static final String THROUGHPUT = "throughput";
+    public static final String BURST = "burst";
 
     /** Percentiles reported everywhere, in this order. */
     public static final double[] PERCENTILES = { 50.0, 90.0, 99.0, 99.9 };

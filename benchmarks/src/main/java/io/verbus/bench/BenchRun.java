@@ -51,6 +51,13 @@ public final class BenchRun
         {
             results.addAll(SeedComparison.run(this));
         }
+        if (options.runs(BenchOptions.Part.BURST))
+        {
+            for (final Contender contender : contenders)
+            {
+                results.addAll(burst(contender));
+            }
+        }
         return new BenchReport(
             startedAt, machine, MachineInfo.currentLoadAverage(), options.quick(), pinning(), plan(), results);
     }
@@ -161,6 +168,44 @@ public final class BenchRun
         return results;
     }
 
+    /**
+     * @param contender to measure.
+     * @return one result per latency size: the tails of its bursts.
+     */
+    public List<BenchResult> burst(final Contender contender)
+    {
+        final String part = BenchResult.BURST;
+        final int[] sizes = options.latencySizes();
+        final List<BenchResult> results = new ArrayList<>();
+        final String reason = reasonNotToRun(contender);
+        if (null != reason)
+        {
+            for (final int size : sizes)
+            {
+                results.add(BenchResult.notRun(part, contender.name(), contender.provider(), size, reason));
+            }
+            return results;
+        }
+
+        log.println("bench: " + part + " " + contender.name() + " [" + contender.provider() + "]");
+        final BurstTailRunner runner = new BurstTailRunner(settings.forContender(contender));
+        for (final int size : sizes)
+        {
+            try (StreamPair pair = contender.openStream(size))
+            {
+                final BenchResult result = runner.run(part, contender, pair, size);
+                results.add(result);
+                log.println("bench:   " + size + " B " + summary(result));
+            }
+            catch (final Exception ex)
+            {
+                results.add(BenchResult.failed(part, contender.name(), contender.provider(), size,
+                    "set-up failed: " + LatencyRunner.describe(ex)));
+            }
+        }
+        return results;
+    }
+
     private String reasonNotToRun(final Contender contender)
     {
         if (!options.selects(contender.name()))
@@ -212,7 +257,8 @@ public final class BenchRun
         if (null != result.histogram())
         {
             return "p50 " + ResultTable.micros(result.valueAtPercentileNs(50)) + " us, p99.9 " +
-                ResultTable.micros(result.valueAtPercentileNs(99.9)) + " us, " + result.messages() + " round trips";
+                ResultTable.micros(result.valueAtPercentileNs(99.9)) + " us, " + result.messages() +
+                (BenchResult.BURST.equals(result.part()) ? " bursts" : " round trips");
         }
         return String.format(java.util.Locale.ROOT, "%,.0f msgs/s", result.messagesPerSecond());
     }

@@ -37,6 +37,11 @@ public final class ResultTable
         section(out, report.results(), BenchResult.THROUGHPUT,
             "THROUGHPUT: one publisher to one subscriber",
             new String[]{ "contender", "size", "msgs/s", "MB/s", "cpu ns/msg", "messages", "provider" });
+        section(out, report.results(), BenchResult.BURST,
+            "BURST TAIL: a " + String.format(Locale.ROOT, "%,d", BurstTailRunner.BURST_MESSAGES) +
+            "-message burst's last send to its last receipt, the publisher running only its duty cycle after it, " +
+            "microseconds",
+            new String[]{ "contender", "size", "p50", "p90", "p99", "p99.9", "max", "bursts", "provider" });
         ratios(out, report.results());
         section(out, report.results(), SeedComparison.LATENCY_PART,
             "SEED COMPARISON, latency: round trip, microseconds; cpu = process CPU per round trip",

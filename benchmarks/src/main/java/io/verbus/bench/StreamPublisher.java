@@ -21,4 +21,16 @@ public interface StreamPublisher
     {
         return 0;
     }
+
+    /**
+     * The publisher thread's duty cycle while it has nothing to send, as an application runs it between bursts: in
+     * invoker mode its driver's {@code invoke()}, and nothing that would itself push the stream (no flush). What a
+     * stream needs from it to send the end of a burst is what {@link BurstTailRunner} measures.
+     *
+     * @return the amount of work done, 0 when idle.
+     */
+    default int idle()
+    {
+        return flush();
+    }
 }

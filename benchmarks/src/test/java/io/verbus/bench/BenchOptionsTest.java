@@ -23,6 +23,7 @@ class BenchOptionsTest
         assertTrue(options.runs(BenchOptions.Part.LATENCY));
         assertTrue(options.runs(BenchOptions.Part.THROUGHPUT));
         assertTrue(options.runs(BenchOptions.Part.SEED));
+        assertFalse(options.runs(BenchOptions.Part.BURST), "the burst tails run only when asked for");
         assertArrayEquals(new int[]{ 32, 256, 1024 }, options.latencySizes());
         assertArrayEquals(new int[]{ 32, 256, 1024, 4096 }, options.throughputSizes());
         assertNull(options.jsonFile());
@@ -75,6 +76,10 @@ class BenchOptionsTest
         assertFalse(options.runs(BenchOptions.Part.THROUGHPUT));
         assertTrue(options.selects("aeron-ipc"));
         assertFalse(options.selects("verbus-aeron-ipc"));
+
+        final BenchOptions burst = BenchOptions.parse("--only", "burst");
+        assertTrue(burst.runs(BenchOptions.Part.BURST));
+        assertFalse(burst.runs(BenchOptions.Part.LATENCY));
     }
 
     @Test

@@ -81,6 +81,22 @@ class HarnessRunTest
     }
 
     @Test
+    void shouldRecordOneTailPerBurstOverTcpAndTheRdmaMediaInDirectMode()
+    {
+        final BenchRun run = run("--sizes", "32");
+        for (final Contender contender : List.of(
+            new TcpSocketContender(), new VerbusContender(VerbusContender.Variant.RDMA_SHM_DIRECT)))
+        {
+            final BenchResult result = run.burst(contender).getFirst();
+
+            assertTrue(result.ok(), contender.name() + " " + result.statusText());
+            assertEquals(BenchResult.BURST, result.part());
+            assertEquals(BurstTailRunner.BURSTS, result.histogram().getTotalCount(), "one tail per measured burst");
+            assertEquals(BurstTailRunner.BURSTS, result.messages());
+        }
+    }
+
+    @Test
     void shouldCarryBothPartsOverTheNioBusyPollVariant()
     {
         final BenchRun run = run("--sizes", "1024", "--throughput-sizes", "1024");

@@ -182,6 +182,12 @@ public final class CrossProcessContender implements Contender
                 {
                     return session.dutyCycle();
                 }
+
+                @Override
+                public int idle()
+                {
+                    return session.invoke();
+                }
             };
             final StreamSubscriber subscriber = session.child.countingSubscriber(session::pollCounts);
             return new SimpleStreamPair(publisher, subscriber, session);
@@ -307,6 +313,12 @@ public final class CrossProcessContender implements Contender
         int dutyCycle()
         {
             return null != verbus ? VerbusContender.dutyCycle(verbus, publication, exclusive) : 0;
+        }
+
+        /** The Verbus duty cycle alone, without a flush of the publication (Aeron's driver is its own process). */
+        int invoke()
+        {
+            return null != verbus ? verbus.invoke() : 0;
         }
 
         long offer(final UnsafeBuffer message, final int length)

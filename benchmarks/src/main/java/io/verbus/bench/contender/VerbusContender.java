@@ -201,6 +201,12 @@ public final class VerbusContender implements Contender
                 {
                     return dutyCycle(publisherSide, publication, exclusive);
                 }
+
+                @Override
+                public int idle()
+                {
+                    return publisherSide.invoke(); // the duty cycle only: no flush of the publication
+                }
             };
             final StreamSubscriber subscriber = new StreamSubscriber()
             {
