@@ -177,7 +177,8 @@ public final class BenchRun
         final String part = BenchResult.BURST;
         final int[] sizes = options.latencySizes();
         final List<BenchResult> results = new ArrayList<>();
-        final String reason = reasonNotToRun(contender);
+        final String notRunReason = reasonNotToRun(contender);
+        final String reason = null != notRunReason ? notRunReason : contender.burstTailUnavailableReason();
         if (null != reason)
         {
             for (final int size : sizes)

@@ -9,12 +9,14 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * How late the end of a burst arrives: the publisher sends {@link #BURST_MESSAGES} messages back to back, then only
+ * Whether the end of a burst waits: the publisher sends {@link #BURST_MESSAGES} messages back to back, then only
  * runs its duty cycle ({@link StreamPublisher#idle()}: in invoker mode the driver's {@code invoke()}, no offer and
- * no flush), as a gateway does between bursts. Each burst's tail is the time from its last successful send to the
- * subscriber's receipt of its last message; the histogram holds one tail per burst. A stream that sends only when
- * the writer calls again shows its idle threshold here, not in a ping-pong (one message in flight) or in throughput
- * (the writer never stops).
+ * no flush), as a gateway does between bursts. Per burst the histogram holds the longest silence after its last
+ * successful send: the longest time the subscriber went without a receipt (counted from the last send or the
+ * previous receipt, whichever is later) until it had the whole burst. A subscriber still draining a backlog receives
+ * all along, so its silences are the gaps between polls; a stream that holds the end of a burst back until the
+ * writer calls again, or until it counts as idle, shows that wait. Neither shows in a ping-pong (one message in
+ * flight) nor in a throughput run (the writer never stops, and flushes).
  */
 public final class BurstTailRunner
 {
@@ -38,7 +40,7 @@ public final class BurstTailRunner
      * @param contender whose stream is measured (for the names in the result).
      * @param pair      connected ends.
      * @param length    message length in bytes.
-     * @return one tail per burst in the histogram, or a failed result naming what went wrong.
+     * @return one longest silence per burst in the histogram, or a failed result naming what went wrong.
      */
     public BenchResult run(final String part, final Contender contender, final StreamPair pair, final int length)
     {
@@ -60,15 +62,13 @@ public final class BurstTailRunner
 
     private void bursts(final StreamPair pair, final int length, final int bursts, final Histogram tails)
     {
-        final AtomicLong received = new AtomicLong();
-        final AtomicLong lastReceiptNs = new AtomicLong();
+        final BurstState state = new BurstState();
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
         final Thread subscriber = new Thread(
-            () -> subscribe(pair.subscriber(), length, received, lastReceiptNs, stop, failure), "bench-subscriber");
+            () -> subscribe(pair.subscriber(), length, state, stop, failure), "bench-subscriber");
         final Thread publisher = new Thread(
-            () -> publish(pair.publisher(), length, bursts, tails, received, lastReceiptNs, failure),
-            "bench-publisher");
+            () -> publish(pair.publisher(), length, bursts, tails, state, failure), "bench-publisher");
         subscriber.setDaemon(true);
         publisher.setDaemon(true);
         subscriber.start();
@@ -95,8 +95,7 @@ public final class BurstTailRunner
         final int length,
         final int bursts,
         final Histogram tails,
-        final AtomicLong received,
-        final AtomicLong lastReceiptNs,
+        final BurstState state,
         final AtomicReference<Throwable> failure)
     {
         try
@@ -124,19 +123,23 @@ public final class BurstTailRunner
                     }
                 }
                 spins = 0;
-                while (received.get() < sent)
+                state.lastSendNs.set(lastSendNs);
+                while (state.received.get() < sent)
                 {
                     idle.idle(publisher.idle());
                     if (++spins % SPINS_BETWEEN_CLOCK_READS == 0)
                     {
                         checkProgress(lastSendNs + settings.stallTimeoutNs(), failure,
-                            "the end of a burst did not arrive: received " + received.get() + " of", sent);
+                            "the end of a burst did not arrive: received " + state.received.get() + " of", sent);
                     }
                 }
                 if (null != tails)
                 {
-                    tails.recordValue(Math.max(0, lastReceiptNs.get() - lastSendNs));
+                    tails.recordValue(state.longestSilenceNs.get());
                 }
+                // Nothing is in flight now, so the subscriber makes no receipt while these are reset.
+                state.lastSendNs.set(0);
+                state.longestSilenceNs.set(0);
                 final long gapEndNs = System.nanoTime() + GAP_NS;
                 while (System.nanoTime() < gapEndNs)
                 {
@@ -148,6 +151,15 @@ public final class BurstTailRunner
         {
             failure.compareAndSet(null, ex);
         }
+    }
+
+    /** What the two threads share: the subscriber's count and longest silence, the burst's last send. */
+    private static final class BurstState
+    {
+        final AtomicLong received = new AtomicLong();
+        /** The current burst's last successful send, 0 while it is being sent. */
+        final AtomicLong lastSendNs = new AtomicLong();
+        final AtomicLong longestSilenceNs = new AtomicLong();
     }
 
     private static void checkProgress(
@@ -167,8 +179,7 @@ public final class BurstTailRunner
     private void subscribe(
         final StreamSubscriber subscriber,
         final int length,
-        final AtomicLong received,
-        final AtomicLong lastReceiptNs,
+        final BurstState state,
         final AtomicBoolean stop,
         final AtomicReference<Throwable> failure)
     {
@@ -176,13 +187,24 @@ public final class BurstTailRunner
         {
             LatencyRunner.pin(settings.pongerCpu());
             final IdleStrategy idle = settings.idleStrategy().get();
+            long previousReceiptNs = 0;
             while (!stop.get())
             {
                 final int count = subscriber.poll(length);
                 if (count > 0)
                 {
-                    lastReceiptNs.setRelease(System.nanoTime()); // before the count, which the publisher waits on
-                    received.addAndGet(count);
+                    final long nowNs = System.nanoTime();
+                    final long lastSendNs = state.lastSendNs.get();
+                    if (0 != lastSendNs && nowNs > lastSendNs)
+                    {
+                        final long silenceNs = nowNs - Math.max(previousReceiptNs, lastSendNs);
+                        if (silenceNs > state.longestSilenceNs.get())
+                        {
+                            state.longestSilenceNs.set(silenceNs);
+                        }
+                    }
+                    previousReceiptNs = nowNs;
+                    state.received.addAndGet(count); // after the silence, which the publisher reads once all came
                     idle.reset();
                 }
                 else

@@ -36,6 +36,14 @@ public interface Contender
     }
 
     /**
+     * @return why the burst-tail part cannot measure this contender's stream, or null when it can.
+     */
+    default String burstTailUnavailableReason()
+    {
+        return null;
+    }
+
+    /**
      * @param maxLength the largest message the pair must carry.
      * @return a connected round-trip pair.
      * @throws Exception when it cannot be set up; the run records the failure and goes on.

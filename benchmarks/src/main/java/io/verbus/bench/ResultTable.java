@@ -39,8 +39,8 @@ public final class ResultTable
             new String[]{ "contender", "size", "msgs/s", "MB/s", "cpu ns/msg", "messages", "provider" });
         section(out, report.results(), BenchResult.BURST,
             "BURST TAIL: a " + String.format(Locale.ROOT, "%,d", BurstTailRunner.BURST_MESSAGES) +
-            "-message burst's last send to its last receipt, the publisher running only its duty cycle after it, " +
-            "microseconds",
+            "-message burst: the subscriber's longest silence after its last send, the publisher running only " +
+            "its duty cycle, microseconds",
             new String[]{ "contender", "size", "p50", "p90", "p99", "p99.9", "max", "bursts", "provider" });
         ratios(out, report.results());
         section(out, report.results(), SeedComparison.LATENCY_PART,

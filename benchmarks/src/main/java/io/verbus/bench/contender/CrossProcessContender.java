@@ -127,6 +127,11 @@ public final class CrossProcessContender implements Contender
     }
 
     @Override
+    public String burstTailUnavailableReason()
+    {
+        return "the subscriber process reports its counts in batches, coarser than a burst's tail";
+    }
+
     public String unavailableReason()
     {
         return Kind.AERON_IPC == kind ? null : FabricLink.unavailableReason(kind.fabricProvider());
