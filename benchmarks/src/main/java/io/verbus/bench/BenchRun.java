@@ -132,53 +132,44 @@ public final class BenchRun
      */
     public List<BenchResult> throughput(final String part, final Contender contender)
     {
-        final int[] sizes = options.throughputSizes();
-        final List<BenchResult> results = new ArrayList<>();
-        final String reason = reasonNotToRun(contender);
-        if (null != reason)
-        {
-            for (final int size : sizes)
-            {
-                results.add(BenchResult.notRun(part, contender.name(), contender.provider(), size,
-                    reason));
-            }
-            return results;
-        }
-
-        log.println("bench: " + part + " " + contender.name() + " [" + contender.provider() + "]");
         final ThroughputRunner runner = new ThroughputRunner(settings.forContender(contender));
-        boolean first = true;
-        for (final int size : sizes)
-        {
-            // a fresh stream per size: a size that failed or left bytes in flight cannot spoil the next
-            try (StreamPair pair = contender.openStream(size))
-            {
-                final BenchResult result = first ? runner.runAfterContenderWarmUp(part, contender, pair, size) :
-                    runner.run(part, contender, pair, size);
-                first = false;
-                results.add(result);
-                log.println("bench:   " + size + " B " + summary(result));
-            }
-            catch (final Exception ex)
-            {
-                results.add(BenchResult.failed(part, contender.name(), contender.provider(), size,
-                    "set-up failed: " + LatencyRunner.describe(ex)));
-            }
-        }
-        return results;
+        return perStream(part, contender, options.throughputSizes(), reasonNotToRun(contender),
+            (pair, size, first) -> first ? runner.runAfterContenderWarmUp(part, contender, pair, size) :
+                runner.run(part, contender, pair, size));
     }
 
     /**
      * @param contender to measure.
-     * @return one result per latency size: the tails of its bursts.
+     * @return one result per latency size: the longest silences after its bursts' last sends.
      */
     public List<BenchResult> burst(final Contender contender)
     {
-        final String part = BenchResult.BURST;
-        final int[] sizes = options.latencySizes();
-        final List<BenchResult> results = new ArrayList<>();
         final String notRunReason = reasonNotToRun(contender);
-        final String reason = null != notRunReason ? notRunReason : contender.burstTailUnavailableReason();
+        final BurstTailRunner runner = new BurstTailRunner(settings.forContender(contender));
+        return perStream(BenchResult.BURST, contender, options.latencySizes(),
+            null != notRunReason ? notRunReason : contender.burstTailUnavailableReason(),
+            (pair, size, first) -> runner.run(BenchResult.BURST, contender, pair, size));
+    }
+
+    /** One measurement of a stream of one size; {@code first} for the contender's first size. */
+    @FunctionalInterface
+    private interface StreamMeasurement
+    {
+        BenchResult measure(StreamPair pair, int size, boolean first);
+    }
+
+    /**
+     * A fresh stream per size (a size that failed or left bytes in flight cannot spoil the next), measured; or every
+     * size listed as not run, with the reason.
+     */
+    private List<BenchResult> perStream(
+        final String part,
+        final Contender contender,
+        final int[] sizes,
+        final String reason,
+        final StreamMeasurement measurement)
+    {
+        final List<BenchResult> results = new ArrayList<>();
         if (null != reason)
         {
             for (final int size : sizes)
@@ -189,12 +180,13 @@ public final class BenchRun
         }
 
         log.println("bench: " + part + " " + contender.name() + " [" + contender.provider() + "]");
-        final BurstTailRunner runner = new BurstTailRunner(settings.forContender(contender));
+        boolean first = true;
         for (final int size : sizes)
         {
             try (StreamPair pair = contender.openStream(size))
             {
-                final BenchResult result = runner.run(part, contender, pair, size);
+                final BenchResult result = measurement.measure(pair, size, first);
+                first = false;
                 results.add(result);
                 log.println("bench:   " + size + " B " + summary(result));
             }
