@@ -219,14 +219,27 @@ public final class RdmaSender implements MediaSender
     /** Post what the log holds beyond what each ready subscriber was sent: scan, then one WRITE chain each. */
     private int sendAppended()
     {
-        int work = scan();
+        final int work = scan();
+        return work + sendToReady(cachedNowNs, true);
+    }
+
+    /**
+     * One WRITE chain to each ready subscriber up to the scanned log, and a note of whether any was left short of it
+     * ({@link #hasUnsentData()}).
+     *
+     * @param nowNs      the time position blocks are stamped with.
+     * @param behindOnly only subscribers behind the log; else every ready one, whose chain may be a heartbeat alone.
+     */
+    private int sendToReady(final long nowNs, final boolean behindOnly)
+    {
         final long target = scanPosition;
+        int work = 0;
         boolean unsent = false;
         for (final SubscriberConnection connection : connections)
         {
-            if (connection.sentPosition < target && connection.ready && !connection.closeRequested)
+            if ((!behindOnly || connection.sentPosition < target) && connection.ready && !connection.closeRequested)
             {
-                work += send(connection, cachedNowNs);
+                work += send(connection, nowNs);
                 unsent |= connection.sentPosition < target && !connection.closeRequested;
             }
         }
@@ -292,17 +305,7 @@ public final class RdmaSender implements MediaSender
             work += readStatus(connection, nowNs);
         }
         work += scan();
-        final long target = scanPosition;
-        boolean unsent = false;
-        for (final SubscriberConnection connection : connections)
-        {
-            if (connection.ready && !connection.closeRequested)
-            {
-                work += send(connection, nowNs);
-                unsent |= connection.sentPosition < target && !connection.closeRequested;
-            }
-        }
-        this.unsent = unsent;
+        work += sendToReady(nowNs, false);
         work += updateLimit();
         if (housekeepingTimer.isDue(nowNs))
         {
