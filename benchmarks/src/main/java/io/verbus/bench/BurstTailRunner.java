@@ -47,11 +47,11 @@ public final class BurstTailRunner
         try
         {
             bursts(pair, length, BURSTS, null);
-            final Histogram tails = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+            final Histogram silences = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
             final long startNs = System.nanoTime();
-            bursts(pair, length, BURSTS, tails);
+            bursts(pair, length, BURSTS, silences);
             return new BenchResult(part, contender.name(), contender.provider(), length, BenchResult.Status.OK,
-                null, tails, tails.getTotalCount(), System.nanoTime() - startNs, -1);
+                null, silences, silences.getTotalCount(), System.nanoTime() - startNs, -1);
         }
         catch (final RuntimeException ex)
         {
@@ -60,7 +60,7 @@ public final class BurstTailRunner
         }
     }
 
-    private void bursts(final StreamPair pair, final int length, final int bursts, final Histogram tails)
+    private void bursts(final StreamPair pair, final int length, final int bursts, final Histogram silences)
     {
         final BurstState state = new BurstState();
         final AtomicBoolean stop = new AtomicBoolean();
@@ -68,7 +68,7 @@ public final class BurstTailRunner
         final Thread subscriber = new Thread(
             () -> subscribe(pair.subscriber(), length, state, stop, failure), "bench-subscriber");
         final Thread publisher = new Thread(
-            () -> publish(pair.publisher(), length, bursts, tails, state, failure), "bench-publisher");
+            () -> publish(pair.publisher(), length, bursts, silences, state, failure), "bench-publisher");
         subscriber.setDaemon(true);
         publisher.setDaemon(true);
         subscriber.start();
@@ -94,7 +94,7 @@ public final class BurstTailRunner
         final StreamPublisher publisher,
         final int length,
         final int bursts,
-        final Histogram tails,
+        final Histogram silences,
         final BurstState state,
         final AtomicReference<Throwable> failure)
     {
@@ -133,9 +133,9 @@ public final class BurstTailRunner
                             "the end of a burst did not arrive: received " + state.received.get() + " of", sent);
                     }
                 }
-                if (null != tails)
+                if (null != silences)
                 {
-                    tails.recordValue(state.longestSilenceNs.get());
+                    silences.recordValue(state.longestSilenceNs.get());
                 }
                 // Nothing is in flight now, so the subscriber makes no receipt while these are reset.
                 state.lastSendNs.set(0);

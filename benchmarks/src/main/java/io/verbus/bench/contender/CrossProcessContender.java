@@ -132,6 +132,7 @@ public final class CrossProcessContender implements Contender
         return "the subscriber process reports its counts in batches, coarser than a burst's tail";
     }
 
+    @Override
     public String unavailableReason()
     {
         return Kind.AERON_IPC == kind ? null : FabricLink.unavailableReason(kind.fabricProvider());
@@ -186,12 +187,6 @@ public final class CrossProcessContender implements Contender
                 public int flush()
                 {
                     return session.dutyCycle();
-                }
-
-                @Override
-                public int idle()
-                {
-                    return session.invoke();
                 }
             };
             final StreamSubscriber subscriber = session.child.countingSubscriber(session::pollCounts);
@@ -318,12 +313,6 @@ public final class CrossProcessContender implements Contender
         int dutyCycle()
         {
             return null != verbus ? VerbusContender.dutyCycle(verbus, publication, exclusive) : 0;
-        }
-
-        /** The Verbus duty cycle alone, without a flush of the publication (Aeron's driver is its own process). */
-        int invoke()
-        {
-            return null != verbus ? verbus.invoke() : 0;
         }
 
         long offer(final UnsafeBuffer message, final int length)
