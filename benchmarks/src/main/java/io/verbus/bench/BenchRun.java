@@ -148,7 +148,8 @@ public final class BenchRun
         final BurstTailRunner runner = new BurstTailRunner(settings.forContender(contender));
         return perStream(BenchResult.BURST, contender, options.latencySizes(),
             null != notRunReason ? notRunReason : contender.burstTailUnavailableReason(),
-            (pair, size, first) -> runner.run(BenchResult.BURST, contender, pair, size));
+            (pair, size, first) -> first ? runner.runAfterContenderWarmUp(BenchResult.BURST, contender, pair, size) :
+                runner.run(BenchResult.BURST, contender, pair, size));
     }
 
     /** One measurement of a stream of one size; {@code first} for the contender's first size. */

@@ -44,9 +44,33 @@ public final class BurstTailRunner
      */
     public BenchResult run(final String part, final Contender contender, final StreamPair pair, final int length)
     {
+        return run(part, contender, pair, length, 0);
+    }
+
+    /**
+     * {@link #run(String, Contender, StreamPair, int)} after warm-up bursts for the contender's JIT warm-up
+     * ({@link RunSettings#contenderWarmupNs()}): for its first size. With only the 40 warm-up bursts (under 0.5 s)
+     * the C2 compiler was still at work while the bursts were measured, a third runnable thread on two CPUs that each
+     * spinning thread had to share in 3 ms scheduler slices: runs of the same code came out with p50 silences of
+     * 0.0 ms or of 2-4 ms, at random.
+     */
+    public BenchResult runAfterContenderWarmUp(
+        final String part, final Contender contender, final StreamPair pair, final int length)
+    {
+        return run(part, contender, pair, length, settings.contenderWarmupNs());
+    }
+
+    private BenchResult run(
+        final String part, final Contender contender, final StreamPair pair, final int length, final long warmupNs)
+    {
         try
         {
-            bursts(pair, length, BURSTS, null);
+            final long warmupEndNs = System.nanoTime() + warmupNs;
+            do
+            {
+                bursts(pair, length, BURSTS, null);
+            }
+            while (System.nanoTime() < warmupEndNs);
             final Histogram silences = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
             final long startNs = System.nanoTime();
             bursts(pair, length, BURSTS, silences);
