@@ -143,17 +143,21 @@ final class ShmConfinement
             {
                 throw new FabricException("shm peer file " + path + " is writable by group or others");
             }
-            try (FileChannel channel = FileChannel.open(
-                path, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS))
+            // On the posting thread, which may be the application's: see InterruptImmuneIo.
+            return InterruptImmuneIo.call(() ->
             {
-                final long size = channel.size();
-                if (size < minLength)
+                try (FileChannel channel = FileChannel.open(
+                    path, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS))
                 {
-                    throw new FabricException("shm peer file " + path + " is " + size + " bytes, smaller than the " +
-                        minLength + " announced");
+                    final long size = channel.size();
+                    if (size < minLength)
+                    {
+                        throw new FabricException("shm peer file " + path + " is " + size + " bytes, smaller than " +
+                            "the " + minLength + " announced");
+                    }
+                    return channel.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
                 }
-                return channel.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
-            }
+            });
         }
         catch (final IOException ex)
         {
@@ -192,16 +196,19 @@ final class ShmConfinement
                 throw new FabricException("shm peer descriptor " + path + " leads to a file writable by group or " +
                     "others");
             }
-            try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ))
+            return InterruptImmuneIo.call(() ->
             {
-                final long size = channel.size();
-                if (size < minLength)
+                try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ))
                 {
-                    throw new FabricException("shm peer descriptor " + path + " leads to " + size + " bytes, fewer " +
-                        "than the " + minLength + " announced");
+                    final long size = channel.size();
+                    if (size < minLength)
+                    {
+                        throw new FabricException("shm peer descriptor " + path + " leads to " + size + " bytes, " +
+                            "fewer than the " + minLength + " announced");
+                    }
+                    return channel.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
                 }
-                return channel.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
-            }
+            });
         }
         catch (final IOException ex)
         {
