@@ -99,6 +99,8 @@ final class VerbusDriver implements VerbusBackend
     private long nextRegistrationId = FIRST_REGISTRATION_ID;
     private final boolean sharedLogs;
     private volatile boolean isClosed;
+    /** INVOKER mode: the invoker stopped on an interrupt and the application was told (invoking thread only). */
+    private boolean invokerStopReported;
 
     VerbusDriver(final Verbus.Context context)
     {
@@ -1089,6 +1091,10 @@ final class VerbusDriver implements VerbusBackend
         if (null != invoker && !isClosed)
         {
             work += invoker.invoke();
+            if (!invoker.isRunning() && !invokerStopReported)
+            {
+                reportInvokerStopped();
+            }
             final AeronChannels aeron = aeronChannels.ifMade();
             if (null != aeron)
             {
@@ -1096,6 +1102,20 @@ final class VerbusDriver implements VerbusBackend
             }
         }
         return work;
+    }
+
+    /**
+     * Agrona's {@link AgentInvoker} stops for good when it finds no work on an interrupted thread (an interrupt asks
+     * an agent to stop), as Aeron's conductor invoker does; from then on nothing is sent, received, acknowledged or
+     * kept alive. Said once, loudly, rather than leaving a stream that just stalls.
+     */
+    private void reportInvokerStopped()
+    {
+        invokerStopReported = true;
+        errorHandler.onError(new IllegalStateException("invoke() ran on an interrupted thread (" +
+            Thread.currentThread().getName() + ") and the driver's agents stopped: an interrupt stops Agrona's " +
+            "AgentInvoker, as it does Aeron's; this Verbus sends, receives and keeps alive nothing from now on. " +
+            "Clear the thread's interrupt before invoke(), or close this Verbus and launch another"));
     }
 
     /** A counter for a caller outside the driver: freed under the driver's lock, as allocation is. */

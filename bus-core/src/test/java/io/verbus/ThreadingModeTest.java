@@ -7,6 +7,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -61,6 +63,41 @@ class ThreadingModeTest
             assertEquals(0, publication.positionLimit());
             assertTrue(verbus.invoke() > 0);
             assertTrue(publication.isConnected());
+        }
+    }
+
+    @Test
+    void shouldTellTheApplicationWhenInvokeOnAnInterruptedThreadStopsTheAgents()
+    {
+        final List<Throwable> errors = new ArrayList<>();
+        try (Verbus verbus = Verbus.launch(TestSupport.context(tempDir).threadingMode(ThreadingMode.INVOKER)
+            .errorHandler(errors::add)))
+        {
+            final Subscription subscription = verbus.addSubscription("ipc", 14);
+            final Publication publication = verbus.addPublication("ipc", 14);
+            TestSupport.await("connected", publication::isConnected, verbus::invoke);
+            while (verbus.invoke() > 0)
+            {
+                Thread.onSpinWait(); // until a duty cycle finds no work
+            }
+
+            Thread.currentThread().interrupt();
+            try
+            {
+                verbus.invoke();
+                verbus.invoke();
+            }
+            finally
+            {
+                assertTrue(Thread.interrupted(), "invoke() leaves the interrupt set");
+            }
+
+            assertEquals(1, errors.size(), "told once: " + errors);
+            assertTrue(errors.get(0).getMessage().contains("interrupted thread"), errors.get(0).getMessage());
+            subscription.close(); // work for the conductor, which no longer runs
+            assertEquals(0, verbus.invoke(), "the agents stay stopped: Agrona's rule, which Aeron applications " +
+                "live by too");
+            assertEquals(1, errors.size());
         }
     }
 }
