@@ -1,6 +1,7 @@
 package io.verbus;
 
 import io.verbus.aeron.AeronChannels;
+import io.verbus.common.InterruptImmuneIo;
 
 import java.util.function.Supplier;
 
@@ -37,7 +38,8 @@ final class LazyAeronChannels
                 aeron = channels;
                 if (null == aeron)
                 {
-                    aeron = factory.get();
+                    // Launches Aeron's driver and client on the caller's thread: not to be failed by its interrupt.
+                    aeron = InterruptImmuneIo.withInterruptCleared(factory);
                     channels = aeron;
                 }
             }

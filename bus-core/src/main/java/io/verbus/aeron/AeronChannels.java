@@ -9,6 +9,7 @@ import io.verbus.Publication;
 import io.verbus.Subscription;
 import io.verbus.ThreadingMode;
 import io.verbus.UnavailableImageHandler;
+import io.verbus.common.InterruptImmuneIo;
 import io.verbus.driver.IdleStrategies;
 import org.agrona.CloseHelper;
 import org.agrona.ErrorHandler;
@@ -186,8 +187,10 @@ public final class AeronChannels implements AutoCloseable
      */
     public Publication addPublication(final String channel, final int streamId, final boolean exclusive)
     {
-        final io.aeron.Publication publication = exclusive ?
-            aeron.addExclusivePublication(channel, streamId) : aeron.addPublication(channel, streamId);
+        // Aeron's client maps the new log through a FileChannel on this thread, which an interrupt would close: the
+        // add failed with ClosedByInterruptException on a thread whose interrupt flag was set (InterruptImmuneIo).
+        final io.aeron.Publication publication = InterruptImmuneIo.withInterruptCleared(() -> exclusive ?
+            aeron.addExclusivePublication(channel, streamId) : aeron.addPublication(channel, streamId));
         return new AeronPublicationAdapter(publication, channel);
     }
 
@@ -206,8 +209,8 @@ public final class AeronChannels implements AutoCloseable
     {
         final AeronSubscriptionAdapter adapter =
             new AeronSubscriptionAdapter(channel, availableImageHandler, unavailableImageHandler);
-        adapter.subscription(
-            aeron.addSubscription(channel, streamId, adapter::onAvailableImage, adapter::onUnavailableImage));
+        adapter.subscription(InterruptImmuneIo.withInterruptCleared(() ->
+            aeron.addSubscription(channel, streamId, adapter::onAvailableImage, adapter::onUnavailableImage)));
         return adapter;
     }
 

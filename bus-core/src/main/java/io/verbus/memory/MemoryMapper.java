@@ -1,5 +1,6 @@
 package io.verbus.memory;
 
+import io.verbus.common.InterruptImmuneIo;
 import io.verbus.common.OwnerOnlyFiles;
 
 import java.io.IOException;
@@ -124,16 +125,21 @@ public final class MemoryMapper
     public static MappedRegion mapExisting(final Path path)
     {
         final Arena arena = Arena.ofShared();
-        FileChannel channel = null;
+        final FileChannel[] opened = new FileChannel[1];
         try
         {
-            channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
-            final MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, channel.size(), arena);
-            return new MappedRegion(arena, segment, path, false, false, channel);
+            // On the thread that adds the publication or sees the image, which may be an interrupted one.
+            final MemorySegment segment = InterruptImmuneIo.call(() ->
+            {
+                opened[0] = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                return opened[0].map(FileChannel.MapMode.READ_WRITE, 0, opened[0].size(), arena);
+            });
+            return new MappedRegion(arena, segment, path, false, false, opened[0]);
         }
         catch (final IOException ex)
         {
             arena.close();
+            final FileChannel channel = opened[0];
             if (null != channel)
             {
                 try
@@ -275,15 +281,20 @@ public final class MemoryMapper
             checkSpace(path.getParent(), length, path);
         }
         final Arena arena = Arena.ofShared();
-        FileChannel channel = null;
+        final FileChannel[] opened = new FileChannel[1];
         try
         {
             // rw-------: a log holds every message of its stream. The channel stays open with the mapping:
-            // Image.rawPoll hands it to handlers that copy the log as a file.
-            channel = FileChannel.open(path,
-                java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE),
-                OwnerOnlyFiles.fileAttribute());
-            final MemorySegment segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
+            // Image.rawPoll hands it to handlers that copy the log as a file. Created on the thread that adds the
+            // publication, which may be an interrupted one; once, as the file it creates is new.
+            final MemorySegment segment = InterruptImmuneIo.callOnce(() ->
+            {
+                opened[0] = FileChannel.open(path, java.util.Set.of(
+                    StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE),
+                    OwnerOnlyFiles.fileAttribute());
+                return opened[0].map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
+            });
+            final FileChannel channel = opened[0];
             if (!keepFile)
             {
                 Files.delete(path);
@@ -297,6 +308,7 @@ public final class MemoryMapper
         catch (final IOException | RuntimeException ex)
         {
             arena.close();
+            final FileChannel channel = opened[0];
             if (null != channel)
             {
                 try

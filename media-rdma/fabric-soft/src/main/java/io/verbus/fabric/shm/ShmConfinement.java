@@ -1,5 +1,6 @@
 package io.verbus.fabric.shm;
 
+import io.verbus.common.InterruptImmuneIo;
 import io.verbus.fabric.FabricException;
 
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.verbus.fabric.shm;
+package io.verbus.common;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -95,6 +95,25 @@ class InterruptImmuneIoTest
         }));
 
         assertEquals(InterruptImmuneIo.MAX_ATTEMPTS, attempts[0]);
+        assertTrue(Thread.currentThread().isInterrupted());
+    }
+
+    @Test
+    void shouldRunACallThatCannotBeRepeatedOnceOnAnInterruptedThread() throws IOException
+    {
+        final Path file = file();
+        Thread.currentThread().interrupt();
+        assertEquals(FILE_LENGTH, InterruptImmuneIo.callOnce(() -> sizeOf(file)));
+        assertTrue(Thread.currentThread().isInterrupted());
+
+        final int[] attempts = new int[1];
+        assertThrows(ClosedByInterruptException.class, () -> InterruptImmuneIo.callOnce(() ->
+        {
+            attempts[0]++;
+            Thread.currentThread().interrupt();
+            return sizeOf(file);
+        }));
+        assertEquals(1, attempts[0]);
         assertTrue(Thread.currentThread().isInterrupted());
     }
 }
