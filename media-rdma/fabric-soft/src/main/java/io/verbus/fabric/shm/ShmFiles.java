@@ -1,6 +1,7 @@
 package io.verbus.fabric.shm;
 
 import io.verbus.common.HugePages;
+import io.verbus.common.InterruptImmuneIo;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.FabricException;
 
@@ -51,25 +52,34 @@ final class ShmFiles
     static MemorySegment createAndMap(final Path path, final long length, final Arena arena, final boolean preTouch)
     {
         final MemorySegment segment;
-        // rw-------: the peers that map it run as the same user, and a ring file holds every message.
-        try (FileChannel channel = FileChannel.open(path,
-            java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE),
-            io.verbus.common.OwnerOnlyFiles.fileAttribute()))
+        try
         {
-            if (preTouch)
+            // On the thread that opens the device or registers memory, which may be an interrupted application
+            // thread; opening an existing file again is harmless, so an interrupt meanwhile just runs it again.
+            segment = InterruptImmuneIo.call(() ->
             {
-                checkSpace(path, length - channel.size());
-            }
-            if (channel.size() < length)
-            {
-                channel.truncate(length);
-                if (channel.size() < length)
+                // rw-------: the peers that map it run as the same user, and a ring file holds every message.
+                try (FileChannel channel = FileChannel.open(path,
+                    java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE),
+                    io.verbus.common.OwnerOnlyFiles.fileAttribute()))
                 {
-                    // truncate() only shrinks; grow by writing the last byte (hugetlbfs needs ftruncate-sized files).
-                    channel.write(java.nio.ByteBuffer.wrap(new byte[1]), length - 1);
+                    if (preTouch)
+                    {
+                        checkSpace(path, length - channel.size());
+                    }
+                    if (channel.size() < length)
+                    {
+                        channel.truncate(length);
+                        if (channel.size() < length)
+                        {
+                            // truncate() only shrinks; grow by writing the last byte (hugetlbfs needs
+                            // ftruncate-sized files).
+                            channel.write(java.nio.ByteBuffer.wrap(new byte[1]), length - 1);
+                        }
+                    }
+                    return channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
                 }
-            }
-            segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
+            });
         }
         catch (final IOException ex)
         {
@@ -144,9 +154,15 @@ final class ShmFiles
      */
     static MemorySegment mapExisting(final Path path, final Arena arena)
     {
-        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE))
+        try
         {
-            return channel.map(FileChannel.MapMode.READ_WRITE, 0, channel.size(), arena);
+            return InterruptImmuneIo.call(() ->
+            {
+                try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE))
+                {
+                    return channel.map(FileChannel.MapMode.READ_WRITE, 0, channel.size(), arena);
+                }
+            });
         }
         catch (final IOException ex)
         {

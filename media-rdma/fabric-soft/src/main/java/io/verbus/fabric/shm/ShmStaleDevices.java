@@ -1,5 +1,7 @@
 package io.verbus.fabric.shm;
 
+import io.verbus.common.InterruptImmuneIo;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -49,10 +51,18 @@ final class ShmStaleDevices
         {
             return false;
         }
-        try (FileChannel channel = FileChannel.open(control, StandardOpenOption.READ))
+        try
         {
             final ByteBuffer header = ByteBuffer.allocate(CONTROL_STATE_OFFSET + 4).order(ByteOrder.nativeOrder());
-            if (channel.read(header, 0) < header.capacity() || header.getInt(CONTROL_MAGIC_OFFSET) != MAGIC)
+            final int read = InterruptImmuneIo.call(() -> // on the thread opening a device: maybe interrupted
+            {
+                header.clear();
+                try (FileChannel channel = FileChannel.open(control, StandardOpenOption.READ))
+                {
+                    return channel.read(header, 0);
+                }
+            });
+            if (read < header.capacity() || header.getInt(CONTROL_MAGIC_OFFSET) != MAGIC)
             {
                 return false;
             }

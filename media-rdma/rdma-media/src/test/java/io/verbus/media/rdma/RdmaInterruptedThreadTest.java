@@ -8,6 +8,7 @@ import io.verbus.Verbus;
 import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,8 +30,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * threading mode: an exclusive publication on {@code provider=shm} sends from the writer's thread, and the first WRITE
  * to a subscriber maps its ring file there; the interrupted thread's {@code FileChannel} closed itself, the WRITE
  * failed with a remote access error and the subscriber was dropped at every reconnect, so 0 of 20,000 messages
- * arrived. Both ends run in the default {@code SHARED} mode; the publishing thread and the polling thread are both
- * interrupted before their first call, and each must find its flag still set at the end.
+ * arrived. Both ends run in the default {@code SHARED} mode; the thread that adds the publication and subscription
+ * and then polls, and the publishing thread, are interrupted before their first call (the adds open the shm device
+ * and create its files), and each must find its flag still set at the end.
  */
 @ExtendWith(RdmaTestProperties.class)
 class RdmaInterruptedThreadTest
@@ -41,6 +43,12 @@ class RdmaInterruptedThreadTest
 
     @TempDir
     Path dir;
+
+    @AfterEach
+    void clearInterrupt()
+    {
+        Thread.interrupted(); // JUnit runs the next test on this thread
+    }
 
     @ParameterizedTest
     @CsvSource({
@@ -56,6 +64,7 @@ class RdmaInterruptedThreadTest
                 .threadingMode(ThreadingMode.SHARED).idleStrategy("backoff")))
         {
             final String channel = "rdma:endpoint=127.0.0.1:0|term-length=64k|provider=" + provider;
+            Thread.currentThread().interrupt(); // the adds too: the shm device and the rings are files
             final Publication publication = kind.startsWith("exclusive") ?
                 publisherSide.addExclusivePublication(channel, STREAM_ID) :
                 publisherSide.addPublication(channel, STREAM_ID);
@@ -66,7 +75,7 @@ class RdmaInterruptedThreadTest
             while (!publication.isConnected() || 0 == subscription.imageCount())
             {
                 assertTrue(System.nanoTime() < deadlineNs, "connected");
-                RdmaRig.sleepMicros(1_000);
+                Thread.onSpinWait(); // a park would return at once on this interrupted thread
             }
 
             final AtomicReference<Throwable> publisherFailure = new AtomicReference<>();
@@ -88,7 +97,6 @@ class RdmaInterruptedThreadTest
 
             final MessageStream.Checker checker = new MessageStream.Checker(0);
             final UnsafeBuffer view = new UnsafeBuffer(0, 0);
-            Thread.currentThread().interrupt();
             try
             {
                 while (checker.received < MESSAGES && null == checker.failure && System.nanoTime() < deadlineNs)
