@@ -14,7 +14,8 @@ import java.util.function.Supplier;
  * application thread whose interrupt flag was set (an executor being shut down, a cancelled task) made the first
  * fail with a remote access error and the subscriber be dropped at every reconnect (0 of 20,000 messages arrived),
  * and the second fail as "cannot map the driver's log". The data path is memory and non-blocking sockets otherwise,
- * which an interrupt does not touch. The interrupt is not consumed: the flag is cleared for the call and set again
+ * which an interrupt does not touch (nor, on JDK 25, {@code Files.readAllBytes} and its kin, which read through an
+ * uninterruptible channel: checked). The interrupt is not consumed: the flag is cleared for the call and set again
  * after it.
  */
 public final class InterruptImmuneIo

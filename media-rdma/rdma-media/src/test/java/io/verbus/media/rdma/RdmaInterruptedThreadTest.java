@@ -15,7 +15,10 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -31,8 +34,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * to a subscriber maps its ring file there; the interrupted thread's {@code FileChannel} closed itself, the WRITE
  * failed with a remote access error and the subscriber was dropped at every reconnect, so 0 of 20,000 messages
  * arrived. Both ends run in the default {@code SHARED} mode; the thread that adds the publication and subscription
- * and then polls, and the publishing thread, are interrupted before their first call (the adds open the shm device
- * and create its files), and each must find its flag still set at the end.
+ * and then polls, and the publishing thread, are interrupted before their first call (the adds read the secret
+ * file, open the shm device and create its files), and each must find its flag still set at the end.
  */
 @ExtendWith(RdmaTestProperties.class)
 class RdmaInterruptedThreadTest
@@ -56,21 +59,26 @@ class RdmaInterruptedThreadTest
         "tcp, exclusive-offer", "tcp, exclusive-claim", "tcp, concurrent-offer" })
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void shouldDeliverEveryMessageFromAndToInterruptedThreads(final String provider, final String kind)
-        throws InterruptedException
+        throws InterruptedException, IOException
     {
         try (Verbus publisherSide = Verbus.launch(new Verbus.Context().dir(dir.resolve("p").toString())
                 .threadingMode(ThreadingMode.SHARED).idleStrategy("backoff"));
             Verbus subscriberSide = Verbus.launch(new Verbus.Context().dir(dir.resolve("s").toString())
                 .threadingMode(ThreadingMode.SHARED).idleStrategy("backoff")))
         {
-            final String channel = "rdma:endpoint=127.0.0.1:0|term-length=64k|provider=" + provider;
-            Thread.currentThread().interrupt(); // the adds too: the shm device and the rings are files
+            // A secret file of this test's own: read as the channels are added, on the interrupted thread.
+            final Path secretFile = Files.createFile(dir.resolve("secret"),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            Files.writeString(secretFile, "interrupted-thread-secret-" + provider + "-" + kind);
+            final String keys = "|provider=" + provider + "|secret=required|secret-file=" + secretFile;
+            final String channel = "rdma:endpoint=127.0.0.1:0|term-length=64k" + keys;
+            Thread.currentThread().interrupt(); // the adds too: the secret, the shm device and the rings are files
             final Publication publication = kind.startsWith("exclusive") ?
                 publisherSide.addExclusivePublication(channel, STREAM_ID) :
                 publisherSide.addPublication(channel, STREAM_ID);
             final int port = RdmaVerbusTest.controlPort(publisherSide.countersReader());
             final Subscription subscription = subscriberSide.addSubscription(
-                "rdma:endpoint=127.0.0.1:" + port + "|provider=" + provider, STREAM_ID);
+                "rdma:endpoint=127.0.0.1:" + port + keys, STREAM_ID);
             final long deadlineNs = System.nanoTime() + DEADLINE_NS;
             while (!publication.isConnected() || 0 == subscription.imageCount())
             {
