@@ -206,7 +206,7 @@ public final class MediaDriver implements AutoCloseable
     {
         io.verbus.log.OfferArguments.checkNotNull(context, "launch: context");
         context.conclude();
-        return new MediaDriver(context);
+        return io.verbus.common.InterruptImmuneIo.withInterruptCleared(() -> new MediaDriver(context));
     }
 
     /** @return the concluded context. */

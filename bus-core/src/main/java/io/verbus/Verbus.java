@@ -1,5 +1,6 @@
 package io.verbus;
 
+import io.verbus.common.InterruptImmuneIo;
 import io.verbus.driver.Affinity;
 import io.verbus.driver.IdleStrategies;
 import org.agrona.DirectBuffer;
@@ -61,7 +62,9 @@ public final class Verbus implements AutoCloseable
     {
         io.verbus.log.OfferArguments.checkNotNull(context, "launch: context");
         context.conclude();
-        return new Verbus(new VerbusDriver(context));
+        // It maps files and waits for its agent threads to start: on a thread with its interrupt flag set, both
+        // failed. The interrupt stays the application's (InterruptImmuneIo).
+        return InterruptImmuneIo.withInterruptCleared(() -> new Verbus(new VerbusDriver(context)));
     }
 
     /**
@@ -92,7 +95,7 @@ public final class Verbus implements AutoCloseable
     {
         io.verbus.log.OfferArguments.checkNotNull(context, "connect: context");
         context.conclude();
-        return new Verbus(new ClientConductor(context));
+        return InterruptImmuneIo.withInterruptCleared(() -> new Verbus(new ClientConductor(context)));
     }
 
     /**

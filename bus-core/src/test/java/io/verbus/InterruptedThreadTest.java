@@ -53,6 +53,21 @@ class InterruptedThreadTest
     }
 
     @Test
+    void shouldLaunchAndConnectOnAnInterruptedThread()
+    {
+        Thread.currentThread().interrupt();
+        try (MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir.resolve("standalone")));
+            Verbus client = Verbus.connect(new Verbus.Context()
+                .dir(tempDir.resolve("standalone").resolve("verbus").toString()).driverTimeoutMs(2_000));
+            Verbus embedded = Verbus.launch(TestSupport.context(tempDir.resolve("embedded"))))
+        {
+            assertTrue(Thread.currentThread().isInterrupted(), "launch and connect keep the interrupt");
+            exchange(client);
+            exchange(embedded);
+        }
+    }
+
+    @Test
     void shouldAddOfferAndPollAeronChannelsOnAnInterruptedThread()
     {
         try (Verbus verbus = Verbus.launch(TestSupport.context(tempDir)))
