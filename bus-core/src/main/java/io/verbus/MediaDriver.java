@@ -247,10 +247,14 @@ public final class MediaDriver implements AutoCloseable
             return;
         }
         isClosed = true;
-        CloseHelper.quietClose(clientsRunner);
-        driver.close();
-        CloseHelper.quietClose(aeronDriver);
-        cncFile.close();
+        // Waits for its threads to finish with what it frees: not to be cut short by the closing thread's interrupt.
+        io.verbus.common.InterruptImmuneIo.runWithInterruptCleared(() ->
+        {
+            CloseHelper.quietClose(clientsRunner);
+            driver.close();
+            CloseHelper.quietClose(aeronDriver);
+            cncFile.close();
+        });
     }
 
     /**

@@ -387,7 +387,9 @@ public final class Verbus implements AutoCloseable
     /** Closes every publication and subscription, stops the agents and unmaps the memory. Idempotent. */
     public void close()
     {
-        driver.close();
+        // It waits for the agent and control threads to finish with what it frees: not to be cut short by the
+        // closing thread's interrupt.
+        InterruptImmuneIo.runWithInterruptCleared(driver::close);
     }
 
     /**

@@ -88,6 +88,27 @@ public final class InterruptImmuneIo
         }
     }
 
+    /**
+     * {@link #withInterruptCleared(Supplier)} for work that returns nothing (a close).
+     *
+     * @param work what to run.
+     */
+    public static void runWithInterruptCleared(final Runnable work)
+    {
+        final boolean interrupted = Thread.interrupted();
+        try
+        {
+            work.run();
+        }
+        finally
+        {
+            if (interrupted)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     private static <T> T call(final IoCall<T> call, final int maxAttempts) throws IOException
     {
         boolean interrupted = Thread.interrupted();
