@@ -149,11 +149,23 @@ final class TcpNic implements Agent
             queuePairs = kept.toArray(new TcpQueuePair[0]);
             done.countDown();
         });
-        try
+        // The QP's close frees what the NIC thread may still touch until this ran: an interrupt of the closing thread
+        // does not cut the wait short (it is set again after).
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        boolean interrupted = false;
+        long remainingNs;
+        while (done.getCount() > 0 && (remainingNs = deadlineNs - System.nanoTime()) > 0)
         {
-            done.await(2, TimeUnit.SECONDS);
+            try
+            {
+                done.await(remainingNs, TimeUnit.NANOSECONDS);
+            }
+            catch (final InterruptedException ex)
+            {
+                interrupted = true;
+            }
         }
-        catch (final InterruptedException ex)
+        if (interrupted)
         {
             Thread.currentThread().interrupt();
         }
