@@ -1160,11 +1160,14 @@ final class VerbusDriver implements VerbusBackend
 
     private void ensureCountersAvailable(final int needed)
     {
-        if (countersManager.available() < needed)
+        // Read once: another thread may free counters meanwhile, and a message saying "436 of 1024 free" beside
+        // "full" (seen with six threads adding and closing at once) sends the reader the wrong way.
+        final int available = countersManager.available();
+        if (available < needed)
         {
-            throw new IllegalStateException("counters file full: " + needed + " counters needed, " +
-                countersManager.available() + " of " + countersManager.capacity() +
-                " free; raise Verbus.Context.maxCounters");
+            throw new IllegalStateException("counters file full: " + needed + " counters needed, " + available +
+                " of " + countersManager.capacity() + " free (a closed publication's or subscription's counters are " +
+                "freed with its log, after the linger); raise Verbus.Context.maxCounters");
         }
     }
 
