@@ -95,18 +95,11 @@ public final class InterruptImmuneIo
      */
     public static void runWithInterruptCleared(final Runnable work)
     {
-        final boolean interrupted = Thread.interrupted();
-        try
+        withInterruptCleared(() ->
         {
             work.run();
-        }
-        finally
-        {
-            if (interrupted)
-            {
-                Thread.currentThread().interrupt();
-            }
-        }
+            return null;
+        });
     }
 
     private static <T> T call(final IoCall<T> call, final int maxAttempts) throws IOException
