@@ -192,7 +192,35 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     @Override
     public int progress()
     {
+        if (hasNothingToProgress())
+        {
+            return 0;
+        }
         return progressSend() + progressReceive();
+    }
+
+    /**
+     * Every duty cycle of both media ends calls {@link #progress()} on each of its QPs, and almost always finds nothing
+     * to do; but each side's flag is a compare-and-set, a full fence, so an idle call cost two. This looks first,
+     * without the flags: no WR waits in the send queue, the peer deposited nothing not yet taken, and neither this
+     * side nor the peer put the QP in ERR. A value read stale here only leaves the work to the next call (or to the
+     * poster, which runs its own WRs), as a call that lost the flag to another thread does.
+     */
+    private boolean hasNothingToProgress()
+    {
+        if (isClosed() || state == QueuePairState.ERR || completionPending || sqNext != sendTail())
+        {
+            return isClosed(); // closed: nothing to do either; else the flagged path decides
+        }
+        try
+        {
+            return (int)INT.getAcquire(file, (long)QP_STATE_OFFSET) != QueuePairState.ERR.code() &&
+                rqNext >= (long)LONG.getAcquire(file, (long)QP_DEPOSITED_OFFSET);
+        }
+        catch (final IllegalStateException ex)
+        {
+            return true; // closed while we looked: the mapping is gone, and so is the work
+        }
     }
 
     private void adoptSharedState()
