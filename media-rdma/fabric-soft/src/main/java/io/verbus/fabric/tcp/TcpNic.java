@@ -1,5 +1,6 @@
 package io.verbus.fabric.tcp;
 
+import io.verbus.common.BoundedWait;
 import io.verbus.common.RateLimitedLog;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.FaultInjection;
@@ -151,24 +152,7 @@ final class TcpNic implements Agent
         });
         // The QP's close frees what the NIC thread may still touch until this ran: an interrupt of the closing thread
         // does not cut the wait short (it is set again after).
-        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-        boolean interrupted = false;
-        long remainingNs;
-        while (done.getCount() > 0 && (remainingNs = deadlineNs - System.nanoTime()) > 0)
-        {
-            try
-            {
-                done.await(remainingNs, TimeUnit.NANOSECONDS);
-            }
-            catch (final InterruptedException ex)
-            {
-                interrupted = true;
-            }
-        }
-        if (interrupted)
-        {
-            Thread.currentThread().interrupt();
-        }
+        BoundedWait.await(done, TimeUnit.SECONDS.toNanos(2));
     }
 
     void requestDial(final TcpQueuePair qp)

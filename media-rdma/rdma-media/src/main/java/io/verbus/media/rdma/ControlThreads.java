@@ -1,5 +1,7 @@
 package io.verbus.media.rdma;
 
+import io.verbus.common.BoundedWait;
+
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
@@ -38,53 +40,19 @@ final class ControlThreads
     }
 
     /**
-     * Polls {@code condition} every millisecond until it holds or {@code timeoutMs} passed.
+     * Polls {@code condition} every millisecond until it holds or {@code timeoutMs} passed (see {@link BoundedWait}).
      *
      * @return whether it holds.
      */
     static boolean await(final BooleanSupplier condition, final long timeoutMs)
     {
-        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        boolean interrupted = false;
-        while (!condition.getAsBoolean() && System.nanoTime() < deadlineNs)
-        {
-            try
-            {
-                Thread.sleep(1);
-            }
-            catch (final InterruptedException ex)
-            {
-                interrupted = true;
-            }
-        }
-        if (interrupted)
-        {
-            Thread.currentThread().interrupt();
-        }
-        return condition.getAsBoolean();
+        return BoundedWait.poll(condition, TimeUnit.MILLISECONDS.toNanos(timeoutMs));
     }
 
-    /** Joins {@code thread} for up to {@code timeoutMs}, an interrupt notwithstanding (it stays set for after). */
+    /** Joins {@code thread} for up to {@code timeoutMs}, an interrupt notwithstanding (see {@link BoundedWait}). */
     static void join(final Thread thread, final long timeoutMs)
     {
-        final long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        boolean interrupted = false;
-        long remainingNs;
-        while (thread.isAlive() && (remainingNs = deadlineNs - System.nanoTime()) > 0)
-        {
-            try
-            {
-                thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(remainingNs)));
-            }
-            catch (final InterruptedException ex)
-            {
-                interrupted = true;
-            }
-        }
-        if (interrupted)
-        {
-            Thread.currentThread().interrupt();
-        }
+        BoundedWait.join(thread, TimeUnit.MILLISECONDS.toNanos(timeoutMs));
     }
 
     static void closeQuietly(final Closeable closeable)
