@@ -12,7 +12,9 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -34,6 +36,8 @@ public final class MemoryMapper
 
     private static final System.Logger LOGGER = System.getLogger(MemoryMapper.class.getName());
     private static final AtomicLong FILE_SEQUENCE = new AtomicLong();
+    /** A length for {@link #openAndMap}: map the file as long as it is. */
+    private static final long WHOLE_FILE = -1;
 
     private final Path fallbackDir;
     private final Path hugetlbfsDir;
@@ -125,32 +129,16 @@ public final class MemoryMapper
     public static MappedRegion mapExisting(final Path path)
     {
         final Arena arena = Arena.ofShared();
-        final FileChannel[] opened = new FileChannel[1];
         try
         {
             // On the thread that adds the publication or sees the image, which may be an interrupted one.
-            final MemorySegment segment = InterruptImmuneIo.call(() ->
-            {
-                opened[0] = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
-                return opened[0].map(FileChannel.MapMode.READ_WRITE, 0, opened[0].size(), arena);
-            });
-            return new MappedRegion(arena, segment, path, false, false, opened[0]);
+            final ChannelMapping mapping = InterruptImmuneIo.call(() -> openAndMap(path,
+                Set.of(StandardOpenOption.READ, StandardOpenOption.WRITE), WHOLE_FILE, arena));
+            return new MappedRegion(arena, mapping.segment(), path, false, false, mapping.channel());
         }
         catch (final IOException ex)
         {
             arena.close();
-            final FileChannel channel = opened[0];
-            if (null != channel)
-            {
-                try
-                {
-                    channel.close();
-                }
-                catch (final IOException ignore)
-                {
-                    // The mapping failure is what to report.
-                }
-            }
             throw new UncheckedIOException("cannot map the driver's log " + path, ex);
         }
     }
@@ -281,44 +269,31 @@ public final class MemoryMapper
             checkSpace(path.getParent(), length, path);
         }
         final Arena arena = Arena.ofShared();
-        final FileChannel[] opened = new FileChannel[1];
+        ChannelMapping mapping = null;
         try
         {
             // rw-------: a log holds every message of its stream. The channel stays open with the mapping:
             // Image.rawPoll hands it to handlers that copy the log as a file. Created on the thread that adds the
             // publication, which may be an interrupted one; once, as the file it creates is new.
-            final MemorySegment segment = InterruptImmuneIo.callOnce(() ->
-            {
-                opened[0] = FileChannel.open(path, java.util.Set.of(
-                    StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE),
-                    OwnerOnlyFiles.fileAttribute());
-                return opened[0].map(FileChannel.MapMode.READ_WRITE, 0, length, arena);
-            });
-            final FileChannel channel = opened[0];
+            mapping = InterruptImmuneIo.callOnce(() -> openAndMap(path,
+                Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE), length, arena,
+                OwnerOnlyFiles.fileAttribute()));
             if (!keepFile)
             {
                 Files.delete(path);
             }
 
             // Touch every page so the kernel allocates it now rather than on the first publish.
-            preTouch(segment, touchStride, path);
+            preTouch(mapping.segment(), touchStride, path);
 
-            return new MappedRegion(arena, segment, path, hugePages, keepFile, channel);
+            return new MappedRegion(arena, mapping.segment(), path, hugePages, keepFile, mapping.channel());
         }
         catch (final IOException | RuntimeException ex)
         {
             arena.close();
-            final FileChannel channel = opened[0];
-            if (null != channel)
+            if (null != mapping)
             {
-                try
-                {
-                    channel.close();
-                }
-                catch (final IOException ignore)
-                {
-                    // The mapping failure is what to report.
-                }
+                closeQuietly(mapping.channel());
             }
             try
             {
@@ -333,6 +308,48 @@ public final class MemoryMapper
                 throw new UncheckedIOException("cannot map " + length + " bytes at " + path, ioEx);
             }
             throw (RuntimeException)ex;
+        }
+    }
+
+    /** A file's channel and its mapping, opened together: the channel stays open with the mapping. */
+    private record ChannelMapping(FileChannel channel, MemorySegment segment)
+    {
+    }
+
+    /**
+     * Open {@code path} and map {@code length} bytes of it ({@link #WHOLE_FILE}: its size) into {@code arena}; a
+     * failure to map closes the channel before it escapes.
+     */
+    private static ChannelMapping openAndMap(
+        final Path path,
+        final Set<StandardOpenOption> options,
+        final long length,
+        final Arena arena,
+        final FileAttribute<?>... attributes)
+        throws IOException
+    {
+        final FileChannel channel = FileChannel.open(path, options, attributes);
+        try
+        {
+            return new ChannelMapping(channel,
+                channel.map(FileChannel.MapMode.READ_WRITE, 0, WHOLE_FILE == length ? channel.size() : length, arena));
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            closeQuietly(channel);
+            throw ex;
+        }
+    }
+
+    private static void closeQuietly(final FileChannel channel)
+    {
+        try
+        {
+            channel.close();
+        }
+        catch (final IOException ignore)
+        {
+            // The mapping failure is what to report.
         }
     }
 
