@@ -35,8 +35,12 @@ public interface CompletionChannel extends AutoCloseable
     /**
      * Block until an event is queued, then take it ({@code ibv_get_cq_event}).
      *
+     * An interrupted calling thread does not wait: it takes an event already queued, else gets null at once, and its
+     * interrupt stays set (as {@code LockSupport.parkNanos} returns at once), so a loop that stops on an interrupt, an
+     * {@code AgentRunner} closing its agent among them, is not held for the timeout.
+     *
      * @param timeoutNs longest wait; 0 takes a queued event or returns at once.
-     * @return the CQ whose arm fired, or null on timeout.
+     * @return the CQ whose arm fired, or null on timeout (or on an interrupted thread, with no event queued).
      */
     CompletionQueue awaitEvent(long timeoutNs);
 

@@ -100,9 +100,9 @@ public final class SoftCompletionChannel implements CompletionChannel
                     return cq;
                 }
                 final long remainingNs = deadlineNs - System.nanoTime();
-                if (remainingNs <= 0)
+                if (remainingNs <= 0 || Thread.currentThread().isInterrupted())
                 {
-                    return null;
+                    return null; // interrupted: parkNanos would return at once, and this loop spin to the deadline
                 }
                 LockSupport.parkNanos(this, Math.min(remainingNs, SOFT_PROGRESS_INTERVAL_NS));
             }

@@ -587,6 +587,42 @@ public abstract class ReceiveQueueAndChannelConformanceTest
         assertSame(receiveCq, awaitAndAcknowledge(channel, timeoutNs), "no event for a solicited SEND");
     }
 
+    @Test
+    void shouldNotWaitOnAnInterruptedThreadButStillTakeAQueuedEvent()
+    {
+        openPerTest();
+        final CompletionChannel channel = track(deviceB.createCompletionChannel());
+        final CompletionQueue sendCq = track(deviceA.createCompletionQueue(64));
+        final CompletionQueue receiveCq = trackBefore(channel, deviceB.createCompletionQueue(64, channel));
+        final QueuePair sender = track(pdA.createQueuePair(queuePairConfig().completionQueue(sendCq)));
+        final QueuePair receiver = track(pdB.createQueuePair(queuePairConfig().completionQueue(receiveCq)));
+        connect(sender, receiver);
+        assertEquals(PostResult.OK, receiver.postReceive(1, regionB.address(), 64, regionB.lkey()));
+        final long longWaitNs = TimeUnit.SECONDS.toNanos(30);
+
+        Thread.currentThread().interrupt();
+        try
+        {
+            // Armed, nothing queued: a wait of 30 s ends at once (a loop that stops on its interrupt is not held).
+            channel.requestNotify(receiveCq, false);
+            final long startNs = System.nanoTime();
+            assertNull(awaitAndAcknowledge(channel, longWaitNs), "an event with nothing sent");
+            final long waitedNs = System.nanoTime() - startNs;
+            assertTrue(waitedNs < longWaitNs / 3, "an interrupted thread waited " +
+                TimeUnit.NANOSECONDS.toMillis(waitedNs) + " ms for an event");
+            assertTrue(Thread.currentThread().isInterrupted(), "the wait consumed the interrupt");
+
+            // The arm still stands: the next completion queues its event, and an interrupted thread takes it.
+            sendAndReceive(sender, sendCq, receiveCq, 1, 0);
+            assertSame(receiveCq, awaitAndAcknowledge(channel, longWaitNs), "the queued event was not taken");
+            assertTrue(Thread.currentThread().isInterrupted());
+        }
+        finally
+        {
+            Thread.interrupted(); // the next test runs on this thread
+        }
+    }
+
     private void sendAndReceive(
         final QueuePair sender, final CompletionQueue sendCq, final CompletionQueue receiveCq, final long wrId,
         final int extraFlags)

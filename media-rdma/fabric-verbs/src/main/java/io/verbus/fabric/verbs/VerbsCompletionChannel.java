@@ -130,7 +130,9 @@ final class VerbsCompletionChannel implements CompletionChannel
         while (true)
         {
             final long remainingNs = deadlineNs - System.nanoTime();
-            final int timeoutMs = remainingNs <= 0 ? 0 :
+            // poll(2) does not see a Java interrupt: an interrupted thread only takes what is queued (see the SPI).
+            final boolean interrupted = Thread.currentThread().isInterrupted();
+            final int timeoutMs = remainingNs <= 0 || interrupted ? 0 :
                 (int)Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(remainingNs + 999_999));
             pollFd.set(JAVA_SHORT, 6, (short)0);
             final int ready;
@@ -154,7 +156,7 @@ final class VerbsCompletionChannel implements CompletionChannel
             }
             if (ready == 0)
             {
-                if (remainingNs <= 0)
+                if (remainingNs <= 0 || interrupted)
                 {
                     return null;
                 }
