@@ -553,17 +553,11 @@ public abstract class ReceiveQueueAndChannelConformanceTest
     @Test
     void shouldFireOnlyWhenArmedAndOncePerArm()
     {
-        openPerTest();
-        final CompletionChannel channel = track(deviceB.createCompletionChannel());
-        final CompletionQueue sendCq = track(deviceA.createCompletionQueue(64));
-        final CompletionQueue receiveCq = trackBefore(channel, deviceB.createCompletionQueue(64, channel));
-        final QueuePair sender = track(pdA.createQueuePair(queuePairConfig().completionQueue(sendCq)));
-        final QueuePair receiver = track(pdB.createQueuePair(queuePairConfig().completionQueue(receiveCq)));
-        connect(sender, receiver);
-        for (int i = 0; i < 8; i++)
-        {
-            assertEquals(PostResult.OK, receiver.postReceive(i, regionB.address() + i * 64L, 64, regionB.lkey()));
-        }
+        final ChannelPair pair = openChannelPair(8);
+        final CompletionChannel channel = pair.channel();
+        final CompletionQueue sendCq = pair.sendCq();
+        final CompletionQueue receiveCq = pair.receiveCq();
+        final QueuePair sender = pair.sender();
 
         final long quietNs = TimeUnit.MILLISECONDS.toNanos(QUIET_MS);
         final long timeoutNs = TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
@@ -590,14 +584,11 @@ public abstract class ReceiveQueueAndChannelConformanceTest
     @Test
     void shouldNotWaitOnAnInterruptedThreadButStillTakeAQueuedEvent()
     {
-        openPerTest();
-        final CompletionChannel channel = track(deviceB.createCompletionChannel());
-        final CompletionQueue sendCq = track(deviceA.createCompletionQueue(64));
-        final CompletionQueue receiveCq = trackBefore(channel, deviceB.createCompletionQueue(64, channel));
-        final QueuePair sender = track(pdA.createQueuePair(queuePairConfig().completionQueue(sendCq)));
-        final QueuePair receiver = track(pdB.createQueuePair(queuePairConfig().completionQueue(receiveCq)));
-        connect(sender, receiver);
-        assertEquals(PostResult.OK, receiver.postReceive(1, regionB.address(), 64, regionB.lkey()));
+        final ChannelPair pair = openChannelPair(1);
+        final CompletionChannel channel = pair.channel();
+        final CompletionQueue sendCq = pair.sendCq();
+        final CompletionQueue receiveCq = pair.receiveCq();
+        final QueuePair sender = pair.sender();
         final long longWaitNs = TimeUnit.SECONDS.toNanos(30);
 
         Thread.currentThread().interrupt();
@@ -621,6 +612,33 @@ public abstract class ReceiveQueueAndChannelConformanceTest
         {
             Thread.interrupted(); // the next test runs on this thread
         }
+    }
+
+    /** A connected QP pair whose receiving side's CQ was created on a completion channel. */
+    private record ChannelPair(
+        CompletionChannel channel, CompletionQueue sendCq, CompletionQueue receiveCq, QueuePair sender,
+        QueuePair receiver)
+    {
+    }
+
+    /**
+     * Open this test's devices, a completion channel on B, a QP pair (A sends, B receives on a CQ of that channel),
+     * and post {@code receives} 64-byte RECVs on B.
+     */
+    private ChannelPair openChannelPair(final int receives)
+    {
+        openPerTest();
+        final CompletionChannel channel = track(deviceB.createCompletionChannel());
+        final CompletionQueue sendCq = track(deviceA.createCompletionQueue(64));
+        final CompletionQueue receiveCq = trackBefore(channel, deviceB.createCompletionQueue(64, channel));
+        final QueuePair sender = track(pdA.createQueuePair(queuePairConfig().completionQueue(sendCq)));
+        final QueuePair receiver = track(pdB.createQueuePair(queuePairConfig().completionQueue(receiveCq)));
+        connect(sender, receiver);
+        for (int i = 0; i < receives; i++)
+        {
+            assertEquals(PostResult.OK, receiver.postReceive(i, regionB.address() + i * 64L, 64, regionB.lkey()));
+        }
+        return new ChannelPair(channel, sendCq, receiveCq, sender, receiver);
     }
 
     private void sendAndReceive(
