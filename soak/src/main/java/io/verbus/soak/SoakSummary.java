@@ -215,8 +215,9 @@ final class SoakSummary
         {
             if (null != soak.fuzzer)
             {
-                out.printf(Locale.ROOT, "  %s: %.0f/s, %s%n", soak.provider, soak.fuzzer.ratePerSecond(),
-                    soak.fuzzer.perCase());
+                final long retries = soak.fuzzer.connectRetries.get();
+                out.printf(Locale.ROOT, "  %s: %.0f/s, %s%s%n", soak.provider, soak.fuzzer.ratePerSecond(),
+                    soak.fuzzer.perCase(), 0 == retries ? "" : "; connects retried after a 10 s timeout: " + retries);
             }
         }
     }
