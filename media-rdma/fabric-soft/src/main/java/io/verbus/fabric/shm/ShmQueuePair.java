@@ -217,9 +217,11 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
             return (int)INT.getAcquire(file, (long)QP_STATE_OFFSET) != QueuePairState.ERR.code() &&
                 rqNext >= (long)LONG.getAcquire(file, (long)QP_DEPOSITED_OFFSET);
         }
-        catch (final IllegalStateException ex)
+        catch (final RuntimeException | InternalError ex)
         {
-            return true; // closed while we looked: the mapping is gone, and so is the work
+            // Closed while we looked: the mapping is gone, and so is the work. Else (a file that faults) the flagged
+            // path meets the same fault, and reports it as a lost connection.
+            return isClosed();
         }
     }
 
