@@ -52,6 +52,8 @@ public abstract class ReceiveQueueAndChannelConformanceTest
     protected static final long TIMEOUT_MS = 10_000;
     private static final int MEMORY_BYTES = 1 << 20;
     private static final long QUIET_MS = 200;
+    /** The WR id of the first RECV {@link #openChannelPair} posts (not 0: a completion must carry it back). */
+    private static final long CHANNEL_PAIR_FIRST_RECEIVE_ID = 5;
 
     private final Deque<AutoCloseable> perTest = new ArrayDeque<>();
     private final WorkRequestBatch batch = new WorkRequestBatch(16);
@@ -354,14 +356,11 @@ public abstract class ReceiveQueueAndChannelConformanceTest
     @Test
     void shouldWakeABlockedWaiterWhenTheArmedQueueGetsACompletion() throws InterruptedException
     {
-        openPerTest();
-        final CompletionChannel channel = track(deviceB.createCompletionChannel());
-        final CompletionQueue sendCq = track(deviceA.createCompletionQueue(64));
-        final CompletionQueue receiveCq = trackBefore(channel, deviceB.createCompletionQueue(64, channel));
-        final QueuePair sender = track(pdA.createQueuePair(queuePairConfig().completionQueue(sendCq)));
-        final QueuePair receiver = track(pdB.createQueuePair(queuePairConfig().completionQueue(receiveCq)));
-        connect(sender, receiver);
-        assertEquals(PostResult.OK, receiver.postReceive(5, regionB.address(), 64, regionB.lkey()));
+        final ChannelPair pair = openChannelPair(1);
+        final CompletionChannel channel = pair.channel();
+        final CompletionQueue sendCq = pair.sendCq();
+        final CompletionQueue receiveCq = pair.receiveCq();
+        final QueuePair sender = pair.sender();
 
         channel.requestNotify(receiveCq, false);
         assertEquals(0, receiveCq.poll(completions, 1));
@@ -392,7 +391,7 @@ public abstract class ReceiveQueueAndChannelConformanceTest
         assertNull(failure.get());
         assertSame(receiveCq, woken.get(), "the event names the armed CQ");
         final WorkCompletion wc = awaitOne(receiveCq, null, "the RECV");
-        assertEquals(5, wc.wrId());
+        assertEquals(CHANNEL_PAIR_FIRST_RECEIVE_ID, wc.wrId());
         assertEquals(WorkCompletionStatus.SUCCESS, wc.status());
     }
 
@@ -555,29 +554,27 @@ public abstract class ReceiveQueueAndChannelConformanceTest
     {
         final ChannelPair pair = openChannelPair(8);
         final CompletionChannel channel = pair.channel();
-        final CompletionQueue sendCq = pair.sendCq();
         final CompletionQueue receiveCq = pair.receiveCq();
-        final QueuePair sender = pair.sender();
 
         final long quietNs = TimeUnit.MILLISECONDS.toNanos(QUIET_MS);
         final long timeoutNs = TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
 
         // Not armed: a completion queues no event.
-        sendAndReceive(sender, sendCq, receiveCq, 1, 0);
+        sendAndReceive(pair, 1, 0);
         assertNull(awaitAndAcknowledge(channel, quietNs), "an event without an arm");
 
         // Armed: the next completion fires, once.
         channel.requestNotify(receiveCq, false);
-        sendAndReceive(sender, sendCq, receiveCq, 2, 0);
+        sendAndReceive(pair, 2, 0);
         assertSame(receiveCq, awaitAndAcknowledge(channel, timeoutNs), "no event after arm");
-        sendAndReceive(sender, sendCq, receiveCq, 3, 0);
+        sendAndReceive(pair, 3, 0);
         assertNull(awaitAndAcknowledge(channel, quietNs), "a second event from one arm");
 
         // Solicited only: an unsolicited SEND does not fire, a solicited one does.
         channel.requestNotify(receiveCq, true);
-        sendAndReceive(sender, sendCq, receiveCq, 4, 0);
+        sendAndReceive(pair, 4, 0);
         assertNull(awaitAndAcknowledge(channel, quietNs), "an unsolicited SEND fired");
-        sendAndReceive(sender, sendCq, receiveCq, 5, SendFlags.SOLICITED);
+        sendAndReceive(pair, 5, SendFlags.SOLICITED);
         assertSame(receiveCq, awaitAndAcknowledge(channel, timeoutNs), "no event for a solicited SEND");
     }
 
@@ -586,9 +583,7 @@ public abstract class ReceiveQueueAndChannelConformanceTest
     {
         final ChannelPair pair = openChannelPair(1);
         final CompletionChannel channel = pair.channel();
-        final CompletionQueue sendCq = pair.sendCq();
         final CompletionQueue receiveCq = pair.receiveCq();
-        final QueuePair sender = pair.sender();
         final long longWaitNs = TimeUnit.SECONDS.toNanos(30);
 
         Thread.currentThread().interrupt();
@@ -604,7 +599,7 @@ public abstract class ReceiveQueueAndChannelConformanceTest
             assertTrue(Thread.currentThread().isInterrupted(), "the wait consumed the interrupt");
 
             // The arm still stands: the next completion queues its event, and an interrupted thread takes it.
-            sendAndReceive(sender, sendCq, receiveCq, 1, 0);
+            sendAndReceive(pair, 1, 0);
             assertSame(receiveCq, awaitAndAcknowledge(channel, longWaitNs), "the queued event was not taken");
             assertTrue(Thread.currentThread().isInterrupted());
         }
@@ -623,7 +618,7 @@ public abstract class ReceiveQueueAndChannelConformanceTest
 
     /**
      * Open this test's devices, a completion channel on B, a QP pair (A sends, B receives on a CQ of that channel),
-     * and post {@code receives} 64-byte RECVs on B.
+     * and post {@code receives} 64-byte RECVs on B, with WR ids from {@link #CHANNEL_PAIR_FIRST_RECEIVE_ID}.
      */
     private ChannelPair openChannelPair(final int receives)
     {
@@ -636,9 +631,15 @@ public abstract class ReceiveQueueAndChannelConformanceTest
         connect(sender, receiver);
         for (int i = 0; i < receives; i++)
         {
-            assertEquals(PostResult.OK, receiver.postReceive(i, regionB.address() + i * 64L, 64, regionB.lkey()));
+            assertEquals(PostResult.OK, receiver.postReceive(CHANNEL_PAIR_FIRST_RECEIVE_ID + i,
+                regionB.address() + i * 64L, 64, regionB.lkey()));
         }
         return new ChannelPair(channel, sendCq, receiveCq, sender, receiver);
+    }
+
+    private void sendAndReceive(final ChannelPair pair, final long wrId, final int extraFlags)
+    {
+        sendAndReceive(pair.sender(), pair.sendCq(), pair.receiveCq(), wrId, extraFlags);
     }
 
     private void sendAndReceive(
