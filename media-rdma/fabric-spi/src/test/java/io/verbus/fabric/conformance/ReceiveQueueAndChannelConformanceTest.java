@@ -611,8 +611,7 @@ public abstract class ReceiveQueueAndChannelConformanceTest
 
     /** A connected QP pair whose receiving side's CQ was created on a completion channel. */
     private record ChannelPair(
-        CompletionChannel channel, CompletionQueue sendCq, CompletionQueue receiveCq, QueuePair sender,
-        QueuePair receiver)
+        CompletionChannel channel, CompletionQueue sendCq, CompletionQueue receiveCq, QueuePair sender)
     {
     }
 
@@ -634,23 +633,16 @@ public abstract class ReceiveQueueAndChannelConformanceTest
             assertEquals(PostResult.OK, receiver.postReceive(CHANNEL_PAIR_FIRST_RECEIVE_ID + i,
                 regionB.address() + i * 64L, 64, regionB.lkey()));
         }
-        return new ChannelPair(channel, sendCq, receiveCq, sender, receiver);
+        return new ChannelPair(channel, sendCq, receiveCq, sender);
     }
 
     private void sendAndReceive(final ChannelPair pair, final long wrId, final int extraFlags)
     {
-        sendAndReceive(pair.sender(), pair.sendCq(), pair.receiveCq(), wrId, extraFlags);
-    }
-
-    private void sendAndReceive(
-        final QueuePair sender, final CompletionQueue sendCq, final CompletionQueue receiveCq, final long wrId,
-        final int extraFlags)
-    {
         batch.clear();
         batch.add().send(wrId, regionA.address(), 8, regionA.lkey(), SendFlags.SIGNALED | extraFlags);
-        assertEquals(PostResult.OK, sender.postSend(batch));
-        assertEquals(WorkCompletionStatus.SUCCESS, awaitOne(sendCq, receiveCq, "SEND " + wrId).status());
-        final WorkCompletion wc = awaitOne(receiveCq, null, "RECV of SEND " + wrId);
+        assertEquals(PostResult.OK, pair.sender().postSend(batch));
+        assertEquals(WorkCompletionStatus.SUCCESS, awaitOne(pair.sendCq(), pair.receiveCq(), "SEND " + wrId).status());
+        final WorkCompletion wc = awaitOne(pair.receiveCq(), null, "RECV of SEND " + wrId);
         assertEquals(WorkCompletionStatus.SUCCESS, wc.status(), wc.toString());
     }
 
