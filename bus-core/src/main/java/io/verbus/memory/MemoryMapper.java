@@ -2,6 +2,7 @@ package io.verbus.memory;
 
 import io.verbus.common.InterruptImmuneIo;
 import io.verbus.common.OwnerOnlyFiles;
+import org.agrona.CloseHelper;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -293,7 +294,7 @@ public final class MemoryMapper
             arena.close();
             if (null != mapping)
             {
-                closeQuietly(mapping.channel());
+                CloseHelper.quietClose(mapping.channel()); // the mapping failure is what to report
             }
             try
             {
@@ -336,20 +337,8 @@ public final class MemoryMapper
         }
         catch (final IOException | RuntimeException ex)
         {
-            closeQuietly(channel);
+            CloseHelper.quietClose(channel); // the mapping failure is what to report
             throw ex;
-        }
-    }
-
-    private static void closeQuietly(final FileChannel channel)
-    {
-        try
-        {
-            channel.close();
-        }
-        catch (final IOException ignore)
-        {
-            // The mapping failure is what to report.
         }
     }
 
