@@ -208,9 +208,13 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
      */
     private boolean hasNothingToProgress()
     {
-        if (isClosed() || state == QueuePairState.ERR || completionPending || sqNext != sendTail())
+        if (isClosed())
         {
-            return isClosed(); // closed: nothing to do either; else the flagged path decides
+            return true; // the flagged path would find nothing to do either
+        }
+        if (state == QueuePairState.ERR || completionPending || sqNext != sendTail())
+        {
+            return false;
         }
         try
         {
