@@ -216,8 +216,10 @@ final class SoakSummary
             if (null != soak.fuzzer)
             {
                 final long retries = soak.fuzzer.connectRetries.get();
+                final String retried = 0 == retries ? "" : "; connects retried after a " +
+                    HandshakeFuzzer.CONNECT_TIMEOUT_MS / 1000 + " s timeout: " + retries;
                 out.printf(Locale.ROOT, "  %s: %.0f/s, %s%s%n", soak.provider, soak.fuzzer.ratePerSecond(),
-                    soak.fuzzer.perCase(), 0 == retries ? "" : "; connects retried after a 10 s timeout: " + retries);
+                    soak.fuzzer.perCase(), retried);
             }
         }
     }
