@@ -288,16 +288,18 @@ public final class GatewayRun
         if (null != gateway.feed())
         {
             final PartCounters f = gateway.feed().counters();
-            out.printf(Locale.ROOT, "  feed: %,d messages (%,d refreshes), %,d refused offers%n",
-                f.get(FeedHandler.MESSAGES), f.get(FeedHandler.REFRESHES), f.get(FeedHandler.BACK_PRESSURE));
+            out.printf(Locale.ROOT, "  feed: %,d messages (%,d refreshes), %,d offers refused by back pressure, " +
+                "%,d while no subscriber was connected%n", f.get(FeedHandler.MESSAGES), f.get(FeedHandler.REFRESHES),
+                f.get(FeedHandler.BACK_PRESSURE), f.get(FeedHandler.NOT_CONNECTED));
         }
         if (null != gateway.orderGateway())
         {
             final PartCounters g = gateway.orderGateway().counters();
             out.printf(Locale.ROOT, "  order gateway: %,d answered (fills %,d, acks %,d, rejects %,d, " +
-                "cancels %,d), %,d refused offers%n", g.get(OrderGateway.ANSWERED), g.get(OrderGateway.FILLS),
-                g.get(OrderGateway.ACKS), g.get(OrderGateway.REJECTS), g.get(OrderGateway.CANCELS_REPLACES),
-                g.get(OrderGateway.BACK_PRESSURE));
+                "cancels %,d), %,d answers refused by back pressure, %,d while the strategy was not connected%n",
+                g.get(OrderGateway.ANSWERED), g.get(OrderGateway.FILLS), g.get(OrderGateway.ACKS),
+                g.get(OrderGateway.REJECTS), g.get(OrderGateway.CANCELS_REPLACES), g.get(OrderGateway.BACK_PRESSURE),
+                g.get(OrderGateway.NOT_CONNECTED));
         }
         if (null == gateway.strategy())
         {

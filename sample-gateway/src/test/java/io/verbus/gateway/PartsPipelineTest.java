@@ -77,6 +77,36 @@ class PartsPipelineTest
     }
 
     @Test
+    void shouldCountFeedOffersRefusedWhileNoSubscriberIsConnectedApartFromBackPressure()
+    {
+        for (int i = 0; i < 10; i++)
+        {
+            cycle();
+        }
+        final long published = feed.counters().get(FeedHandler.MESSAGES);
+        assertTrue(published > 0, "the feed started");
+
+        marketData.connected(false); // the subscriber went away: what the demo's feed sees once the strategy stops
+        for (int i = 0; i < 5; i++)
+        {
+            cycle();
+        }
+        assertEquals(published, feed.counters().get(FeedHandler.MESSAGES));
+        assertEquals(5, feed.counters().get(FeedHandler.NOT_CONNECTED), "one refused offer per duty cycle");
+        assertEquals(0, feed.counters().get(FeedHandler.BACK_PRESSURE));
+
+        marketData.connected(true);
+        marketData.refuseNextOffers(3);
+        for (int i = 0; i < 5; i++)
+        {
+            cycle();
+        }
+        assertEquals(3, feed.counters().get(FeedHandler.BACK_PRESSURE));
+        assertEquals(5, feed.counters().get(FeedHandler.NOT_CONNECTED));
+        assertTrue(feed.counters().get(FeedHandler.MESSAGES) > published, "the feed publishes again once it can");
+    }
+
+    @Test
     void shouldAllocateNothingOnTheHotPathOnceWarm()
     {
         for (int i = 0; i < 20_000; i++)

@@ -36,10 +36,12 @@ public final class FeedHandler implements Agent
     public static final int MESSAGES = 0;
     /** Index of incremental refreshes published. */
     public static final int REFRESHES = 1;
-    /** Index of offers refused (back pressure, not connected, admin action). */
+    /** Index of offers refused while the publication was connected (back pressure, admin action). */
     public static final int BACK_PRESSURE = 2;
     /** Index of times the feed fell so far behind its schedule that it skipped ahead. */
     public static final int SCHEDULE_RESETS = 3;
+    /** Index of offers refused while no subscriber was connected (e.g. after the strategy stopped). */
+    public static final int NOT_CONNECTED = 4;
 
     /** Every market data message has sendingTimeNanos at the start of its block, right after the header. */
     static final int SENDING_TIME_OFFSET = MessageHeaderEncoder.ENCODED_LENGTH;
@@ -61,7 +63,8 @@ public final class FeedHandler implements Agent
     private final long intervalNs;
     private final int maxBurst;
     private final long snapshotIntervalNs;
-    private final PartCounters counters = new PartCounters("messages", "refreshes", "back-pressure", "schedule-resets");
+    private final PartCounters counters = new PartCounters(
+        "messages", "refreshes", "back-pressure", "schedule-resets", "not-connected");
 
     private final UnsafeBuffer outbox = new UnsafeBuffer(ByteBuffer.allocateDirect(OUTBOX_CAPACITY));
     private final int[] outboxOffsets = new int[256];
@@ -87,6 +90,7 @@ public final class FeedHandler implements Agent
     private long messages;
     private long refreshes;
     private long backPressure;
+    private long notConnected;
     private long scheduleResets;
 
     /**
@@ -228,7 +232,14 @@ public final class FeedHandler implements Agent
             }
             else
             {
-                backPressure++;
+                if (Publication.NOT_CONNECTED == result)
+                {
+                    notConnected++;
+                }
+                else
+                {
+                    backPressure++;
+                }
                 break;
             }
         }
@@ -351,6 +362,7 @@ public final class FeedHandler implements Agent
         counters.publish(MESSAGES, messages);
         counters.publish(REFRESHES, refreshes);
         counters.publish(BACK_PRESSURE, backPressure);
+        counters.publish(NOT_CONNECTED, notConnected);
         counters.publish(SCHEDULE_RESETS, scheduleResets);
     }
 

@@ -3,6 +3,7 @@ package io.verbus.gateway.orders;
 import io.aeron.logbuffer.ControlledFragmentHandler;
 import io.aeron.logbuffer.Header;
 import io.verbus.ExclusivePublication;
+import io.verbus.Publication;
 import io.verbus.Subscription;
 import io.verbus.gateway.PartCounters;
 import io.verbus.gateway.SessionProtocol;
@@ -58,7 +59,7 @@ public final class OrderGateway implements Agent
     public static final int REJECTS = 3;
     /** Index of cancels and replaces that found their order. */
     public static final int CANCELS_REPLACES = 4;
-    /** Index of answers refused by the publication and retried. */
+    /** Index of answers refused by the connected publication (back pressure, admin action) and retried. */
     public static final int BACK_PRESSURE = 5;
     /** Index of malformed requests. */
     public static final int MALFORMED = 6;
@@ -66,6 +67,8 @@ public final class OrderGateway implements Agent
     public static final int LOGONS = 7;
     /** Index of logons refused (unsupported protocol version). */
     public static final int LOGONS_REFUSED = 8;
+    /** Index of answers refused while the strategy's subscription was not connected, and retried. */
+    public static final int NOT_CONNECTED = 9;
 
     /** Most resting orders the gateway keeps; beyond it new orders are rejected as a risk limit. */
     public static final int MAX_RESTING_ORDERS = 1 << 16;
@@ -100,8 +103,8 @@ public final class OrderGateway implements Agent
     private final ControlledFragmentHandler requestHandler = this::onRequest;
     private final PartCounters counters = new PartCounters(
         "answered", "fills", "acks", "rejects", "cancels-replaces", "back-pressure", "malformed", "logons",
-        "logons-refused");
-    private final long[] counts = new long[9];
+        "logons-refused", "not-connected");
+    private final long[] counts = new long[10];
     private final io.verbus.sbe.session.MessageHeaderEncoder sessionHeaderEncoder =
         new io.verbus.sbe.session.MessageHeaderEncoder();
     private final LogonDecoder logonDecoder = new LogonDecoder();
@@ -214,9 +217,10 @@ public final class OrderGateway implements Agent
                 .reason(LogoutReason.UNSUPPORTED_VERSION);
             length = io.verbus.sbe.session.MessageHeaderEncoder.ENCODED_LENGTH + logoutEncoder.encodedLength();
         }
-        if (answers.offer(sendBuffer, 0, length) <= 0)
+        final long result = answers.offer(sendBuffer, 0, length);
+        if (result <= 0)
         {
-            counts[BACK_PRESSURE]++;
+            countRefused(result);
             return ControlledFragmentHandler.Action.ABORT;
         }
         loggedOn = supported;
@@ -415,8 +419,13 @@ public final class OrderGateway implements Agent
             counts[ANSWERED]++;
             return true;
         }
-        counts[BACK_PRESSURE]++;
+        countRefused(result);
         return false;
+    }
+
+    private void countRefused(final long result)
+    {
+        counts[Publication.NOT_CONNECTED == result ? NOT_CONNECTED : BACK_PRESSURE]++;
     }
 
     private static long pack(final int instrumentId, final long signedQty)

@@ -183,6 +183,30 @@ class OrderGatewayTest
     }
 
     @Test
+    void shouldCountAnswersRefusedBeforeTheStrategyConnectedApartFromBackPressure()
+    {
+        final OrderGateway gateway = gateway(100);
+        answers.connected(false);
+        logon(SessionProtocol.MAJOR);
+        for (int cycle = 0; cycle < 4; cycle++)
+        {
+            gateway.doWork();
+        }
+        assertEquals(0, answers.pending(), "nothing taken while not connected");
+
+        answers.connected(true);
+        answers.refuseNextOffers(2);
+        for (int cycle = 0; cycle < 4; cycle++)
+        {
+            gateway.doWork();
+        }
+
+        assertEquals(1, answers.pending(), "the logon answered once, when it could be");
+        assertEquals(4, gateway.counters().get(OrderGateway.NOT_CONNECTED));
+        assertEquals(2, gateway.counters().get(OrderGateway.BACK_PRESSURE));
+    }
+
+    @Test
     void shouldAnswerATruncatedRequestWithAMalformedReject()
     {
         final OrderGateway gateway = gateway(100);
