@@ -672,7 +672,10 @@ final class VerbusDriver implements VerbusBackend
     {
         synchronized (lock)
         {
-            publications.remove(publication);
+            if (!publications.remove(publication))
+            {
+                return; // already counted out: one publication never closes its log twice
+            }
             if (--concurrentLog.publicationCount > 0)
             {
                 return;

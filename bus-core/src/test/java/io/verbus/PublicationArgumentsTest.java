@@ -1,5 +1,7 @@
 package io.verbus;
 
+import io.aeron.DirectBufferVector;
+import io.aeron.ReservedValueSupplier;
 import io.aeron.logbuffer.ControlledFragmentHandler;
 import io.aeron.logbuffer.FragmentHandler;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -48,12 +50,19 @@ class PublicationArgumentsTest
                 rejected(() -> publication.offer(buffer, 0, 65), "not within its capacity");
                 rejected(() -> publication.offer(buffer, Integer.MAX_VALUE, 10), "not within its capacity");
                 rejected(() -> publication.offer(buffer, 0, -1), "must not be negative");
-                if (publication == concurrent)
+                rejected(() -> publication.offer(buffer, 0, 8, null, 0, 0), "must not be null");
+                rejected(() -> publication.offer(buffer, 0, 8, buffer, 60, 8), "not within its capacity");
+                rejected(() -> publication.tryClaim(10, null), "bufferClaim must not be null");
+                // With a reserved value supplier: the same checks, before any space is claimed.
+                final ReservedValueSupplier supplier = (b, o, l) -> 7L;
+                rejected(() -> publication.offer(null, 0, 10, supplier), "must not be null");
+                rejected(() -> publication.offer(buffer, -1, 10, supplier), "not within its capacity");
+                rejected(() -> publication.offer(buffer, 0, 8, buffer, 60, 8, supplier), "not within its capacity");
+                rejected(() -> publication.offer((DirectBufferVector[])null), "vectors must not be null");
+                rejected(() -> publication.offer(new DirectBufferVector[]{ null }), "vectors[0] must not be null");
+                if (publication == exclusive)
                 {
-                    // The exclusive publication's two-buffer offer and claim are in ExclusiveLogPublication.
-                    rejected(() -> publication.offer(buffer, 0, 8, null, 0, 0), "must not be null");
-                    rejected(() -> publication.offer(buffer, 0, 8, buffer, 60, 8), "not within its capacity");
-                    rejected(() -> publication.tryClaim(10, null), "bufferClaim must not be null");
+                    rejected(() -> exclusive.offerBlock(null, 0, 64), "offerBlock: buffer must not be null");
                 }
 
                 buffer.putLong(0, ++value);
@@ -87,6 +96,11 @@ class PublicationArgumentsTest
             rejected(() -> aeron.offer(buffer, 60, 10), "not within its capacity");
             rejected(() -> aeron.offer(buffer, 0, 8, buffer, -1, 8), "not within its capacity");
             rejected(() -> aeron.tryClaim(10, null), "bufferClaim must not be null");
+            final ReservedValueSupplier supplier = (b, o, l) -> 7L;
+            rejected(() -> aeron.offer(null, 0, 10, supplier), "must not be null");
+            rejected(() -> aeron.offer(buffer, 60, 10, supplier), "not within its capacity");
+            rejected(() -> aeron.offer(buffer, 0, 8, buffer, -1, 8, supplier), "not within its capacity");
+            rejected(() -> aeron.offer(new DirectBufferVector[]{ null }), "vectors[0] must not be null");
             rejected(() -> aeronSubscription.poll(null, 10), "must not be null");
             rejected(() -> aeronSubscription.controlledPoll(null, 10), "must not be null");
         }

@@ -60,6 +60,7 @@ public final class AeronPublicationAdapter implements ExclusivePublication
         final ReservedValueSupplier reservedValueSupplier)
     {
         checkMessageLength(length, 0);
+        OfferArguments.checkBuffer(buffer, offset, length, "buffer");
         return publication.offer(buffer, offset, length, reservedValueSupplier);
     }
 
@@ -69,12 +70,15 @@ public final class AeronPublicationAdapter implements ExclusivePublication
         final ReservedValueSupplier reservedValueSupplier)
     {
         checkMessageLength(lengthOne, lengthTwo);
+        OfferArguments.checkBuffer(bufferOne, offsetOne, lengthOne, "buffer");
+        OfferArguments.checkBuffer(bufferTwo, offsetTwo, lengthTwo, "bufferTwo");
         return publication.offer(
             bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo, reservedValueSupplier);
     }
 
     public long offer(final DirectBufferVector[] vectors, final ReservedValueSupplier reservedValueSupplier)
     {
+        OfferArguments.checkVectorsNotNull(vectors);
         checkMessageLength(DirectBufferVector.validateAndComputeLength(vectors), 0);
         return publication.offer(vectors, reservedValueSupplier);
     }

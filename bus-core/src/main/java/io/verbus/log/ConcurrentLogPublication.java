@@ -144,7 +144,7 @@ public final class ConcurrentLogPublication extends LogPublication
         final DirectBuffer bufferTwo, final int offsetTwo, final int lengthTwo,
         final ReservedValueSupplier reservedValueSupplier)
     {
-        checkMessageLength(lengthOne, lengthTwo);
+        checkOfferArguments(bufferOne, offsetOne, lengthOne, bufferTwo, offsetTwo, lengthTwo);
         if (isClosed)
         {
             return CLOSED;

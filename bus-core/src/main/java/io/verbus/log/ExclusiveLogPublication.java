@@ -306,6 +306,7 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
      */
     private void checkBlock(final DirectBuffer buffer, final int offset, final int length)
     {
+        OfferArguments.checkNotNull(buffer, "offerBlock: buffer");
         final int remaining = termLength - termOffset;
         if (length > remaining)
         {

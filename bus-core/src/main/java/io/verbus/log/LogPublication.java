@@ -6,11 +6,15 @@ import io.aeron.logbuffer.BufferClaim;
 import io.aeron.logbuffer.LogBufferDescriptor;
 import io.aeron.status.ChannelEndpointStatus;
 import io.verbus.Publication;
+import io.verbus.common.VarHandles;
 import io.verbus.media.PublicationLog;
 import org.agrona.DirectBuffer;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.status.AtomicCounter;
 import org.agrona.concurrent.status.Position;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 import static io.aeron.protocol.DataHeaderFlyweight.HEADER_LENGTH;
 
@@ -47,6 +51,8 @@ public abstract class LogPublication implements Publication
     private final CloseListener closeListener;
     private final long registrationId;
     protected volatile boolean isClosed;
+    private static final VarHandle IS_CLOSED =
+        VarHandles.field(MethodHandles.lookup(), "isClosed", boolean.class);
 
     protected LogPublication(
         final String channel,
@@ -100,9 +106,7 @@ public abstract class LogPublication implements Publication
 
     public long offer(final DirectBuffer buffer, final int offset, final int length)
     {
-        // Checked here too, as the exclusive publication's six-argument offer checks only the lengths.
-        checkOfferArguments(buffer, offset, length, buffer, 0, 0);
-        return offer(buffer, offset, length, buffer, 0, 0);
+        return offer(buffer, offset, length, buffer, 0, 0); // which checks every argument before it claims
     }
 
     public long offer(
@@ -154,6 +158,7 @@ public abstract class LogPublication implements Publication
      */
     protected final int checkVectors(final DirectBufferVector[] vectors)
     {
+        OfferArguments.checkVectorsNotNull(vectors);
         final int length = DirectBufferVector.validateAndComputeLength(vectors);
         checkMessageLength(length, 0);
         return length;
@@ -218,11 +223,14 @@ public abstract class LogPublication implements Publication
         return PublicationLog.producerPosition(metaDataBuffer, initialTermId, termLength, positionBitsToShift);
     }
 
+    /**
+     * Closes once, also when two threads call it at once (a shutdown hook and a finally block): the close listener
+     * counts the publications sharing a concurrent log, and a second count would close the log under another one.
+     */
     public void close()
     {
-        if (!isClosed)
+        if (IS_CLOSED.compareAndSet(this, false, true))
         {
-            isClosed = true;
             onClosed();
             closeListener.onClose(this);
         }

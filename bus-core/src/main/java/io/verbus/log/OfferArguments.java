@@ -38,6 +38,24 @@ public final class OfferArguments
     }
 
     /**
+     * @param vectors of a gathered offer: the array and each element must be there (Aeron's own validation would
+     *                throw a NullPointerException for either).
+     * @throws IllegalArgumentException naming the missing one.
+     */
+    public static void checkVectorsNotNull(final io.aeron.DirectBufferVector[] vectors)
+    {
+        checkNotNull(vectors, "offer: vectors");
+        for (int i = 0; i < vectors.length; i++)
+        {
+            if (null == vectors[i] || null == vectors[i].buffer())
+            {
+                throw new IllegalArgumentException("offer: vectors[" + i + "]" +
+                    (null == vectors[i] ? "" : ".buffer") + " must not be null");
+            }
+        }
+    }
+
+    /**
      * @param argument that must not be null.
      * @param what     names it and the call, e.g. {@code "tryClaim: bufferClaim"}.
      * @throws IllegalArgumentException when it is null.
