@@ -480,7 +480,14 @@ final class SubscriberControl implements AutoCloseable
         }
         if (null != endpoint)
         {
-            releaseLingering(true);
+            if (!lingering.isEmpty())
+            {
+                // Closing the device frees every ring it allocated, the lingering ones too, which the application's
+                // poll may still be reading: switch providers only once they are given back.
+                throw new HandshakeException(HandshakeException.Reason.RESOURCES, "the publisher is now on " +
+                    providerName + " but a ring of the " + endpoint.providerName() + " device still lingers after a " +
+                    "disconnect; retrying after the linger");
+            }
             endpoint.close();
             endpoint = null;
         }

@@ -96,6 +96,54 @@ class RdmaSubscriberLimitsTest
     }
 
     @Test
+    void shouldKeepALingeringRingMappedWhenThePublisherComesBackOnAnotherProvider() throws Exception
+    {
+        rig = new RdmaRig(dir, "shm", 64 * 1024, null, "heartbeat", "10ms", "timeout", "500ms");
+        final RdmaRig tcpRig = new RdmaRig(dir.resolve("tcp-publisher"), "tcp", 64 * 1024, null,
+            "heartbeat", "10ms", "timeout", "500ms");
+        final TcpProxy proxy = new TcpProxy(new java.net.InetSocketAddress("127.0.0.1", rig.sender.controlPort()));
+        try
+        {
+            final RdmaRig.Subscriber subscriber = rig.addSubscriber(null, RdmaRig.SECRET,
+                "endpoint", "127.0.0.1:" + proxy.port(), "provider", "auto");
+            rig.awaitCondition("connected over shm", 20_000, () -> null != subscriber.image());
+            final TestImageSink.TestImage first = subscriber.image();
+            final org.agrona.concurrent.UnsafeBuffer firstRing = first.descriptor.termBuffers()[0];
+
+            // The publisher comes back on the same endpoint, now over tcp.
+            proxy.retarget(new java.net.InetSocketAddress("127.0.0.1", tcpRig.sender.controlPort()));
+            proxy.dropAll();
+            final long droppedNs = System.nanoTime();
+            rig.awaitCondition("image unavailable", 10_000, () -> first.closed);
+            final long deadlineNs = droppedNs + TimeUnit.SECONDS.toNanos(20);
+            long ringReads = 0;
+            while (null == subscriber.image() || subscriber.image() == first)
+            {
+                assertTrue(System.nanoTime() < deadlineNs, "reconnected over tcp within 20 s");
+                if (System.nanoTime() - droppedNs < TimeUnit.MILLISECONDS.toNanos(800))
+                {
+                    // What an application's poll that still holds the old image does during the linger: before the
+                    // fix the provider switch freed this ring at once (a reconnect 50 ms later) and this faulted.
+                    ringReads += firstRing.getLongVolatile(0) >= Long.MIN_VALUE ? 1 : 0;
+                }
+                if (0 == rig.dutyCycle() + tcpRig.dutyCycle())
+                {
+                    RdmaRig.sleepMicros(200);
+                }
+            }
+            final long reconnectMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - droppedNs);
+            assertTrue(ringReads > 0);
+            assertTrue(reconnectMs >= 900, "the switch to tcp waited for the 1 s ring linger: " + reconnectMs + " ms");
+            tcpRig.awaitCondition("the tcp publisher admitted it", 5_000, () -> 1 == tcpRig.sender.subscriberCount());
+        }
+        finally
+        {
+            proxy.close();
+            tcpRig.close();
+        }
+    }
+
+    @Test
     void shouldRefuseLimitsThatCannotHoldOneRing()
     {
         System.setProperty(SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME, "64m");

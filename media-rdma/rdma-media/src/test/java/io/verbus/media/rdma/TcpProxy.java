@@ -13,7 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 final class TcpProxy implements AutoCloseable
 {
     private final ServerSocket serverSocket;
-    private final InetSocketAddress target;
+    private volatile InetSocketAddress target;
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
     private volatile boolean running = true;
@@ -23,6 +23,12 @@ final class TcpProxy implements AutoCloseable
         this.target = target;
         serverSocket = new ServerSocket(0, 16, java.net.InetAddress.getLoopbackAddress());
         acceptor = Thread.ofPlatform().daemon().name("tcp-proxy").start(this::acceptLoop);
+    }
+
+    /** Connections accepted from now on go to {@code target} (say, a publisher restarted elsewhere). */
+    void retarget(final InetSocketAddress target)
+    {
+        this.target = target;
     }
 
     int port()
