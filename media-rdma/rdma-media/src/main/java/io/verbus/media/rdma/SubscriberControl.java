@@ -256,10 +256,14 @@ final class SubscriberControl implements AutoCloseable
 
             public void release(final SubscriberHandshake.LocalOffer offer)
             {
+                // After connect() built the image, READY may still fail to go out (the publisher reset the socket,
+                // or this subscription closed during a catch-up): its counters go back with the rest.
+                final ImageConnection built = result[0];
+                result[0] = null;
                 final Prepared prepared = (Prepared)offer.attachment();
                 freeParts(prepared.endpoint, prepared.pd, prepared.ring, prepared.ringRegion, prepared.positionIndex,
                     prepared.positionRegion, prepared.sourceRegion, prepared.cq, prepared.receiveCq,
-                    prepared.eventChannel, prepared.qp, null, false);
+                    prepared.eventChannel, prepared.qp, null == built ? null : built.counters, false);
             }
         });
         final ImageConnection connection = result[0];
