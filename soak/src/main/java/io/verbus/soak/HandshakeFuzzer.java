@@ -223,6 +223,8 @@ final class HandshakeFuzzer
         private final UnsafeBuffer out = new UnsafeBuffer(new byte[HandshakeHeader.MAX_MESSAGE_LENGTH * 2]);
         private final UnsafeBuffer in = new UnsafeBuffer(new byte[HandshakeHeader.MAX_MESSAGE_LENGTH]);
         private final byte[] clientNonce = new byte[HandshakeHeader.NONCE_LENGTH];
+        /** The HELLO last sent: proofs cover it. */
+        private final byte[] helloBytes = new byte[HelloFlyweight.LENGTH];
         private final byte[] serverNonce = new byte[HandshakeHeader.NONCE_LENGTH];
         private final HelloFlyweight hello = new HelloFlyweight();
         private final ConnectFlyweight connect = new ConnectFlyweight();
@@ -401,6 +403,7 @@ final class HandshakeFuzzer
                 .flags(0)
                 .groupTag(0)
                 .clientNonce(clientNonce);
+            out.getBytes(offset, helloBytes);
             return HelloFlyweight.LENGTH;
         }
 
@@ -423,7 +426,7 @@ final class HandshakeFuzzer
             connect.wrap(out, 0).writeHeader().qpInfo(qp);
             connect.ring().set(0x7f00_0000_0000L + 4096L * random.nextInt(1 << 20), 3 * termLength, random.nextInt());
             connect.counter().set(0x7f10_0000_0000L + 64L * random.nextInt(1 << 20), 64, random.nextInt());
-            forger.sign(HandshakeAuthenticator.CONNECT_LABEL, clientNonce, serverNonce, out, 0,
+            forger.sign(HandshakeAuthenticator.CONNECT_LABEL, clientNonce, serverNonce, helloBytes, out, 0,
                 ConnectFlyweight.PROOF_OFFSET);
             return ConnectFlyweight.LENGTH;
         }

@@ -46,7 +46,7 @@ class RdmaChannelContextTest
     private static byte[] proof(final HandshakeAuthenticator authenticator)
     {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[64]);
-        authenticator.sign(HandshakeAuthenticator.CONNECT_LABEL, NONCE, NONCE, buffer, 0, 32);
+        authenticator.sign(HandshakeAuthenticator.CONNECT_LABEL, NONCE, NONCE, NONCE, buffer, 0, 32);
         final byte[] proof = new byte[32];
         buffer.getBytes(32, proof);
         return proof;

@@ -185,7 +185,8 @@ class RdmaHandshakeOverTcpTest
                     new HelloFlyweight().wrap(buffer, 0).writeHeader()
                         .minVersion(HandshakeHeader.VERSION).maxVersion(HandshakeHeader.VERSION)
                         .streamId(RdmaRig.STREAM_ID).flags(0).groupTag(0).clientNonce(clientNonce);
-                    out.write(bytes(buffer, HelloFlyweight.LENGTH));
+                    final byte[] hello = bytes(buffer, HelloFlyweight.LENGTH);
+                    out.write(hello);
                     final byte[] challenge = readMessage(in);
                     final byte[] serverNonce = new byte[32];
                     System.arraycopy(challenge, 40, serverNonce, 0, 32);
@@ -204,7 +205,7 @@ class RdmaHandshakeOverTcpTest
                         buffer.putInt(ConnectFlyweight.QP_INFO_OFFSET, 1 << 25, LITTLE_ENDIAN);
                     }
                     new HandshakeAuthenticator(2 == kind ? WRONG_SECRET : RdmaRig.SECRET).sign(
-                        HandshakeAuthenticator.CONNECT_LABEL, clientNonce, serverNonce, buffer, 0,
+                        HandshakeAuthenticator.CONNECT_LABEL, clientNonce, serverNonce, hello, buffer, 0,
                         ConnectFlyweight.PROOF_OFFSET);
                     out.write(bytes(buffer, ConnectFlyweight.LENGTH));
                 }

@@ -91,7 +91,8 @@ class RdmaTcpPeerAddressTest
             new HelloFlyweight().wrap(buffer, 0).writeHeader()
                 .minVersion(HandshakeHeader.VERSION).maxVersion(HandshakeHeader.VERSION)
                 .streamId(RdmaRig.STREAM_ID).flags(0).groupTag(0).clientNonce(clientNonce);
-            out.write(bytes(buffer, HelloFlyweight.LENGTH));
+            final byte[] hello = bytes(buffer, HelloFlyweight.LENGTH);
+            out.write(hello);
             final byte[] challenge = readMessage(in);
             final byte[] serverNonce = new byte[32];
             System.arraycopy(challenge, 40, serverNonce, 0, 32);
@@ -107,7 +108,7 @@ class RdmaTcpPeerAddressTest
             connect.ring().set(0x1000_0000L, 3L * 64 * 1024, 1);
             connect.counter().set(0x2000_0000L, SlotLayout.BLOCK_LENGTH, 2);
             new HandshakeAuthenticator(RdmaRig.SECRET).sign(HandshakeAuthenticator.CONNECT_LABEL, clientNonce,
-                serverNonce, buffer, 0, ConnectFlyweight.PROOF_OFFSET);
+                serverNonce, hello, buffer, 0, ConnectFlyweight.PROOF_OFFSET);
             out.write(bytes(buffer, ConnectFlyweight.LENGTH));
             out.flush();
 

@@ -12,9 +12,10 @@ import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Proofs of knowledge of the shared secret: HMAC-SHA256 keyed by the secret over a label naming the
- * message, the subscriber's (client) nonce, the publisher's (server) nonce and every byte of the message
- * before the proof. Both nonces are fresh per handshake, so a recorded proof is useless in another
- * handshake; the message bytes are covered, so no field can be altered in flight.
+ * message, the subscriber's (client) nonce, the publisher's (server) nonce, every byte of the HELLO that opened the
+ * handshake (it carries no proof of its own) and every byte of the message before the proof. Both nonces are fresh
+ * per handshake, so a recorded proof is useless in another handshake; the HELLO and the message bytes are covered,
+ * so no field of either can be altered in flight (until protocol version 3 the HELLO's flags and group tag could).
  * <p>
  * One instance per thread ({@link Mac} is not thread-safe).
  */
@@ -23,9 +24,9 @@ public final class HandshakeAuthenticator
     public static final String ALGORITHM = "HmacSHA256";
     public static final int MIN_SECRET_LENGTH = 16;
 
-    public static final byte[] CHALLENGE_LABEL = "verbus-rdma/2/challenge".getBytes(StandardCharsets.US_ASCII);
-    public static final byte[] CONNECT_LABEL = "verbus-rdma/2/connect".getBytes(StandardCharsets.US_ASCII);
-    public static final byte[] ACCEPT_LABEL = "verbus-rdma/2/accept".getBytes(StandardCharsets.US_ASCII);
+    public static final byte[] CHALLENGE_LABEL = "verbus-rdma/3/challenge".getBytes(StandardCharsets.US_ASCII);
+    public static final byte[] CONNECT_LABEL = "verbus-rdma/3/connect".getBytes(StandardCharsets.US_ASCII);
+    public static final byte[] ACCEPT_LABEL = "verbus-rdma/3/accept".getBytes(StandardCharsets.US_ASCII);
 
     private final Mac mac;
     private final SecureRandom random = new SecureRandom();
@@ -56,29 +57,39 @@ public final class HandshakeAuthenticator
         random.nextBytes(nonce);
     }
 
-    /** Compute a proof over {@code buffer[offset, offset + proofOffset)} and write it at proofOffset. */
+    /**
+     * Compute a proof over the HELLO and {@code buffer[offset, offset + proofOffset)} and write it at proofOffset.
+     *
+     * @param hello the HELLO of this handshake, as the subscriber sent it ({@link HelloFlyweight#LENGTH} bytes).
+     */
     public void sign(
         final byte[] label,
         final byte[] clientNonce,
         final byte[] serverNonce,
+        final byte[] hello,
         final MutableDirectBuffer buffer,
         final int offset,
         final int proofOffset)
     {
-        compute(label, clientNonce, serverNonce, buffer, offset, proofOffset, expected);
+        compute(label, clientNonce, serverNonce, hello, buffer, offset, proofOffset, expected);
         buffer.putBytes(offset + proofOffset, expected);
     }
 
-    /** Check the proof at proofOffset in constant time. */
+    /**
+     * Check the proof at proofOffset in constant time.
+     *
+     * @param hello the HELLO of this handshake, as this side sent or received it.
+     */
     public boolean verify(
         final byte[] label,
         final byte[] clientNonce,
         final byte[] serverNonce,
+        final byte[] hello,
         final DirectBuffer buffer,
         final int offset,
         final int proofOffset)
     {
-        compute(label, clientNonce, serverNonce, buffer, offset, proofOffset, expected);
+        compute(label, clientNonce, serverNonce, hello, buffer, offset, proofOffset, expected);
         buffer.getBytes(offset + proofOffset, received);
         return MessageDigest.isEqual(expected, received);
     }
@@ -87,6 +98,7 @@ public final class HandshakeAuthenticator
         final byte[] label,
         final byte[] clientNonce,
         final byte[] serverNonce,
+        final byte[] hello,
         final DirectBuffer buffer,
         final int offset,
         final int length,
@@ -96,6 +108,7 @@ public final class HandshakeAuthenticator
         mac.update(label);
         mac.update(clientNonce);
         mac.update(serverNonce);
+        mac.update(hello);
         buffer.getBytes(offset, scratch, 0, length);
         mac.update(scratch, 0, length);
         try

@@ -22,9 +22,10 @@ public final class HandshakeHeader
      * 2: every registered region in CONNECT and ACCEPT is one {@link RemoteRegionFlyweight} (address, length, rkey);
      * version 1 laid each out differently, so the two do not interoperate.
      */
-    public static final short VERSION = 2;
-    public static final short MIN_SUPPORTED_VERSION = 2;
-    public static final short MAX_SUPPORTED_VERSION = 2;
+    /** 3 (2026-12-04): every proof also covers the HELLO, so its flags and group tag cannot be altered in flight. */
+    public static final short VERSION = 3;
+    public static final short MIN_SUPPORTED_VERSION = 3;
+    public static final short MAX_SUPPORTED_VERSION = 3;
 
     public static final short HELLO_TYPE = 1;
     public static final short CHALLENGE_TYPE = 2;

@@ -26,6 +26,8 @@ final class HandshakeSteps
     final AcceptFlyweight accept = new AcceptFlyweight();
     final byte[] clientNonce = new byte[HandshakeHeader.NONCE_LENGTH];
     final byte[] serverNonce = new byte[HandshakeHeader.NONCE_LENGTH];
+    /** The HELLO of the handshake in progress, as the subscriber sent it: every proof covers it. */
+    private final byte[] helloBytes = new byte[HelloFlyweight.LENGTH];
     private final RejectFlyweight reject = new RejectFlyweight();
     private final HandshakeAuthenticator authenticator;
     private final long stepTimeoutMs;
@@ -40,6 +42,12 @@ final class HandshakeSteps
         this.authenticator = authenticator;
         this.stepTimeoutMs = stepTimeoutMs;
         this.peerName = peerName;
+    }
+
+    /** Keeps the HELLO at the start of {@code buffer} (sent or received) for the proofs of this handshake. */
+    void keepHello(final org.agrona.DirectBuffer buffer)
+    {
+        buffer.getBytes(0, helloBytes);
     }
 
     /** Fills {@code nonce} ({@link #clientNonce} or {@link #serverNonce}) with fresh random bytes. */
@@ -69,7 +77,7 @@ final class HandshakeSteps
     /** Signs the message of {@code type} written in {@link #out} and sends it. */
     void signAndSend(final MessageTransport transport, final short type) throws HandshakeException
     {
-        authenticator.sign(label(type), clientNonce, serverNonce, out, 0, proofOffset(type));
+        authenticator.sign(label(type), clientNonce, serverNonce, helloBytes, out, 0, proofOffset(type));
         transport.send(out, 0, HandshakeHeader.expectedLength(type));
     }
 
@@ -92,7 +100,7 @@ final class HandshakeSteps
      */
     void verify(final short type) throws HandshakeException
     {
-        if (!authenticator.verify(label(type), clientNonce, serverNonce, in, 0, proofOffset(type)))
+        if (!authenticator.verify(label(type), clientNonce, serverNonce, helloBytes, in, 0, proofOffset(type)))
         {
             throw new HandshakeException(AUTHENTICATION_FAILED,
                 HandshakeHeader.typeName(type) + ".proof does not match the shared secret");

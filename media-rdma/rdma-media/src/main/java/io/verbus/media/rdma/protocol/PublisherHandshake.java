@@ -82,6 +82,7 @@ public final class PublisherHandshake
             steps.receive(transport, HandshakeHeader.HELLO_TYPE);
             final HelloFlyweight hello = steps.hello.wrap(steps.in, 0);
             HandshakeValidator.validateHello(hello, shape.streamId());
+            steps.keepHello(steps.in);
             hello.getClientNonce(steps.clientNonce);
             final boolean hasGroupTag = 0 != (hello.flags() & HelloFlyweight.GROUP_TAG_FLAG);
             final long groupTag = hello.groupTag();

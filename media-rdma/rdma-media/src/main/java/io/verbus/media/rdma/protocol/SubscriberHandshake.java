@@ -91,6 +91,7 @@ public final class SubscriberHandshake
                 .flags(hasGroupTag ? HelloFlyweight.GROUP_TAG_FLAG : 0)
                 .groupTag(hasGroupTag ? groupTag : 0)
                 .clientNonce(steps.clientNonce);
+            steps.keepHello(steps.out);
             transport.send(steps.out, 0, HelloFlyweight.LENGTH);
 
             steps.receive(transport, HandshakeHeader.CHALLENGE_TYPE);

@@ -144,6 +144,8 @@ class HandshakeFuzzTest
         private final HandshakeAuthenticator signer;
         private final ArrayDeque<byte[]> toPublisher = new ArrayDeque<>();
         private final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(1024);
+        /** The HELLO this subscriber sent: its proofs cover it. */
+        private final byte[] helloBytes = new byte[HelloFlyweight.LENGTH];
         private final byte[] clientNonce = new byte[32];
         private final byte[] serverNonce = new byte[32];
         boolean outOfRange;
@@ -158,6 +160,7 @@ class HandshakeFuzzTest
             new HelloFlyweight().wrap(buffer, 0).writeHeader()
                 .minVersion(HandshakeHeader.VERSION).maxVersion(HandshakeHeader.VERSION).streamId(STREAM_ID)
                 .flags(random.nextInt(4) == 0 ? 1 : 0).groupTag(0).clientNonce(clientNonce);
+            buffer.getBytes(0, helloBytes);
             if (0 == target && Kind.WRONG_ORDER == kind)
             {
                 emitReady();
@@ -283,7 +286,7 @@ class HandshakeFuzzTest
                 HandshakeHeader.type(buffer, 0) == HandshakeHeader.CONNECT_TYPE ? 1 : 2;
             if (proofOffset > 0)
             {
-                signer.sign(label, clientNonce, serverNonce, buffer, offset, proofOffset);
+                signer.sign(label, clientNonce, serverNonce, helloBytes, buffer, offset, proofOffset);
             }
             byte[] bytes = new byte[length];
             buffer.getBytes(offset, bytes);
@@ -411,6 +414,8 @@ class HandshakeFuzzTest
         private final HandshakeAuthenticator signer;
         private final ArrayDeque<byte[]> toSubscriber = new ArrayDeque<>();
         private final ExpandableArrayBuffer buffer = new ExpandableArrayBuffer(1024);
+        /** The HELLO received: the proofs cover it. */
+        private final byte[] helloBytes = new byte[HelloFlyweight.LENGTH];
         private final byte[] clientNonce = new byte[32];
         private final byte[] serverNonce = new byte[32];
 
@@ -429,6 +434,7 @@ class HandshakeFuzzTest
             if (HandshakeHeader.HELLO_TYPE == type)
             {
                 message.getBytes(offset + HelloFlyweight.CLIENT_NONCE_OFFSET, clientNonce);
+                message.getBytes(offset, helloBytes);
                 final ChallengeFlyweight challenge = new ChallengeFlyweight().wrap(buffer, 0).writeHeader()
                     .sessionId(1).streamId(STREAM_ID).initialTermId(random.nextInt()).termLength(TERM_LENGTH)
                     .mtuLength(1408).providerId(1 + random.nextInt(3)).serverNonce(serverNonce);
@@ -444,7 +450,7 @@ class HandshakeFuzzTest
                         default -> challenge.streamId(STREAM_ID + 1 + random.nextInt(100));
                     }
                 }
-                signer.sign(HandshakeAuthenticator.CHALLENGE_LABEL, clientNonce, serverNonce, buffer, 0,
+                signer.sign(HandshakeAuthenticator.CHALLENGE_LABEL, clientNonce, serverNonce, helloBytes, buffer, 0,
                     ChallengeFlyweight.PROOF_OFFSET);
                 queue(1, ChallengeFlyweight.LENGTH);
             }
@@ -482,7 +488,7 @@ class HandshakeFuzzTest
                         default -> accept.qpInfo(withPsn(HandshakeFixtures.qpInfo(33), 1 << 24));
                     }
                 }
-                signer.sign(HandshakeAuthenticator.ACCEPT_LABEL, clientNonce, serverNonce, buffer, 0,
+                signer.sign(HandshakeAuthenticator.ACCEPT_LABEL, clientNonce, serverNonce, helloBytes, buffer, 0,
                     AcceptFlyweight.PROOF_OFFSET);
                 queue(2, AcceptFlyweight.LENGTH);
             }

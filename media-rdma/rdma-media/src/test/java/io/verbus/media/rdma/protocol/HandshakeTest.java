@@ -28,7 +28,19 @@ class HandshakeTest
         final SubscriberHandshake subscriber,
         final HandshakeFixtures.CountingSubscriberResources subscriberResources) throws Exception
     {
+        return runBoth(publisher, publisherResources, subscriber, subscriberResources, (bytes) -> {});
+    }
+
+    /** @param tamper what a man in the middle does to each message the subscriber sends. */
+    private static Outcome runBoth(
+        final PublisherHandshake publisher,
+        final HandshakeFixtures.CountingPublisherResources publisherResources,
+        final SubscriberHandshake subscriber,
+        final HandshakeFixtures.CountingSubscriberResources subscriberResources,
+        final java.util.function.Consumer<byte[]> tamper) throws Exception
+    {
         final QueueTransport[] pair = QueueTransport.pair();
+        pair[1].tamper(tamper);
         final CompletableFuture<Object> pub = CompletableFuture.supplyAsync(() ->
         {
             try
@@ -177,6 +189,42 @@ class HandshakeTest
         assertTrue(publisherFailure.getMessage().contains("AUTHENTICATION_FAILED"), publisherFailure.getMessage());
         assertEquals(0, publisherResources.admitted.get());
         assertEquals(0, subscriberResources.prepared.get());
+    }
+
+    @Test
+    void shouldFailAuthenticationWhenTheHelloWasAlteredInFlight() throws Exception
+    {
+        for (int variant = 0; variant < 2; variant++)
+        {
+            final var publisherResources = new HandshakeFixtures.CountingPublisherResources();
+            final var subscriberResources = new HandshakeFixtures.CountingSubscriberResources();
+            final boolean dropTheTag = 0 == variant;
+            // The HELLO carries no proof of its own: its flags and group tag (flow control's fc=tagged) are bound by
+            // the proofs that follow, so a man in the middle who adds or removes the tag is caught.
+            final Outcome outcome = runBoth(
+                new PublisherHandshake(new HandshakeAuthenticator(SECRET), SHAPE, 2000), publisherResources,
+                new SubscriberHandshake(new HandshakeAuthenticator(SECRET), STREAM_ID, 0, dropTheTag, 77, 2000,
+                    ConnectFlyweight.CATCH_UP_NONE),
+                subscriberResources,
+                (bytes) ->
+                {
+                    final org.agrona.concurrent.UnsafeBuffer message = new org.agrona.concurrent.UnsafeBuffer(bytes);
+                    if (HandshakeHeader.HELLO_TYPE == HandshakeHeader.type(message, 0))
+                    {
+                        message.putInt(HelloFlyweight.FLAGS_OFFSET, dropTheTag ? 0 : HelloFlyweight.GROUP_TAG_FLAG,
+                            java.nio.ByteOrder.LITTLE_ENDIAN);
+                        message.putLong(HelloFlyweight.GROUP_TAG_OFFSET, dropTheTag ? 0 : 99,
+                            java.nio.ByteOrder.LITTLE_ENDIAN);
+                    }
+                });
+
+            final var subscriberFailure = assertInstanceOf(HandshakeException.class, outcome.subscriber());
+            assertEquals(HandshakeException.Reason.AUTHENTICATION_FAILED, subscriberFailure.reason(),
+                subscriberFailure.getMessage());
+            assertInstanceOf(HandshakeException.class, outcome.publisher());
+            assertEquals(0, publisherResources.admitted.get(), "nothing admitted");
+            assertEquals(0, subscriberResources.prepared.get(), "nothing prepared");
+        }
     }
 
     @Test

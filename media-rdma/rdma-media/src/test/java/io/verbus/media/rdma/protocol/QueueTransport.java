@@ -13,6 +13,8 @@ final class QueueTransport implements MessageTransport
     private final BlockingQueue<byte[]> in;
     private final BlockingQueue<byte[]> out;
     private final String peer;
+    /** What a man in the middle does to each message this end sends, before the peer gets it. */
+    private volatile java.util.function.Consumer<byte[]> tamper = (bytes) -> {};
 
     private QueueTransport(final BlockingQueue<byte[]> in, final BlockingQueue<byte[]> out, final String peer)
     {
@@ -28,10 +30,16 @@ final class QueueTransport implements MessageTransport
         return new QueueTransport[]{ new QueueTransport(bToA, aToB, "b"), new QueueTransport(aToB, bToA, "a") };
     }
 
+    void tamper(final java.util.function.Consumer<byte[]> tamper)
+    {
+        this.tamper = tamper;
+    }
+
     public void send(final DirectBuffer buffer, final int offset, final int length)
     {
         final byte[] bytes = new byte[length];
         buffer.getBytes(offset, bytes);
+        tamper.accept(bytes);
         out.add(bytes);
     }
 
