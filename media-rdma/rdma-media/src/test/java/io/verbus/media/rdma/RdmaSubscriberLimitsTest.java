@@ -19,7 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * A subscription caps what an authenticated publisher can make it allocate: a term length above the cap is
  * rejected in the handshake with a clear reason before anything is allocated, and a reconnect that would take the
- * ring memory past its cap waits for the lingering ring instead of allocating another.
+ * ring memory past its cap waits for the lingering ring instead of allocating another. A lingering ring outlives a
+ * switch of the publisher's provider, and a handshake that fails after the image was built gives its counters back.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class RdmaSubscriberLimitsTest
@@ -140,6 +141,41 @@ class RdmaSubscriberLimitsTest
         {
             proxy.close();
             tcpRig.close();
+        }
+    }
+
+    @Test
+    void shouldFreeTheImageCountersWhenReadyCannotBeSentAfterTheAccept() throws Exception
+    {
+        rig = new RdmaRig(dir, "shm", 64 * 1024, null, "heartbeat", "10ms", "timeout", "500ms");
+        final TcpProxy proxy = new TcpProxy(new java.net.InetSocketAddress("127.0.0.1", rig.sender.controlPort()));
+        // The publisher's CHALLENGE and signed ACCEPT reach the subscriber, then its connection is reset: the image
+        // (and its counters) is built from the ACCEPT, and the READY that follows cannot be sent.
+        proxy.resetClientAfterTargetBytes(io.verbus.media.rdma.protocol.ChallengeFlyweight.LENGTH +
+            io.verbus.media.rdma.protocol.AcceptFlyweight.LENGTH);
+        try
+        {
+            final RdmaRig.Subscriber subscriber = rig.addSubscriber(null, RdmaRig.SECRET,
+                "endpoint", "127.0.0.1:" + proxy.port());
+            rig.awaitCondition("three handshakes failed after their ACCEPT", 30_000,
+                () -> subscriber.receiver.rejectedHandshakes() >= 3);
+            assertNull(subscriber.image(), "never connected");
+            final int[] kept = new int[1];
+            final StringBuilder labels = new StringBuilder();
+            rig.support.countersManager.forEach((id, typeId, key, label) ->
+            {
+                if (label.startsWith("rdma bytes posted: ") && label.contains(" image="))
+                {
+                    kept[0]++;
+                    labels.append(label).append('\n');
+                }
+            });
+            assertTrue(kept[0] <= 1, "image counters left behind by failed handshakes (at most the one in progress " +
+                "may be live): " + labels);
+        }
+        finally
+        {
+            proxy.close();
         }
     }
 

@@ -17,12 +17,23 @@ final class TcpProxy implements AutoCloseable
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
     private final Thread acceptor;
     private volatile boolean running = true;
+    /** When positive: reset the client side once this many bytes came back from the target on a connection. */
+    private volatile int resetClientAfterTargetBytes;
 
     TcpProxy(final InetSocketAddress target) throws IOException
     {
         this.target = target;
         serverSocket = new ServerSocket(0, 16, java.net.InetAddress.getLoopbackAddress());
         acceptor = Thread.ofPlatform().daemon().name("tcp-proxy").start(this::acceptLoop);
+    }
+
+    /**
+     * Every connection from now on: once {@code bytes} have come back from the target, the proxy resets the client's
+     * side (SO_LINGER 0), so the client's next write fails, as when the target's host dies right after answering.
+     */
+    void resetClientAfterTargetBytes(final int bytes)
+    {
+        this.resetClientAfterTargetBytes = bytes;
     }
 
     /** Connections accepted from now on go to {@code target} (say, a publisher restarted elsewhere). */
@@ -47,8 +58,8 @@ final class TcpProxy implements AutoCloseable
                 server.connect(target, 2000);
                 sockets.add(client);
                 sockets.add(server);
-                Thread.ofVirtual().start(() -> pump(client, server));
-                Thread.ofVirtual().start(() -> pump(server, client));
+                Thread.ofVirtual().start(() -> pump(client, server, 0));
+                Thread.ofVirtual().start(() -> pump(server, client, resetClientAfterTargetBytes));
             }
             catch (final IOException ex)
             {
@@ -57,9 +68,10 @@ final class TcpProxy implements AutoCloseable
         }
     }
 
-    private void pump(final Socket from, final Socket to)
+    private void pump(final Socket from, final Socket to, final int resetAfterBytes)
     {
         final byte[] bytes = new byte[4096];
+        long pumped = 0;
         try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream())
         {
             int read;
@@ -67,6 +79,12 @@ final class TcpProxy implements AutoCloseable
             {
                 out.write(bytes, 0, read);
                 out.flush();
+                pumped += read;
+                if (resetAfterBytes > 0 && pumped >= resetAfterBytes)
+                {
+                    to.setSoLinger(true, 0);
+                    break;
+                }
             }
         }
         catch (final IOException ignore)
