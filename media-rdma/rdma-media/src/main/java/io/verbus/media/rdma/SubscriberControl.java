@@ -269,7 +269,10 @@ final class SubscriberControl implements AutoCloseable
         final ImageConnection connection = result[0];
         if (!newConnections.offer(connection))
         {
-            connection.requestClose("receiver queue full");
+            // The receiver never saw it and no image was announced: give everything back now, nothing lingers.
+            freeParts(connection.endpoint, connection.pd, connection.ring, connection.ringRegion,
+                connection.positionBlockIndex, connection.positionRegion, connection.sourceRegion, connection.cq,
+                connection.receiveCq, connection.eventChannel, connection.qp, connection.counters, false);
             throw new HandshakeException(HandshakeException.Reason.RESOURCES, "receiver queue full");
         }
         connectionsMade.incrementAndGet();
