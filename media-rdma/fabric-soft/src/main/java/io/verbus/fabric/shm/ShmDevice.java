@@ -76,6 +76,8 @@ public final class ShmDevice extends SoftDevice
     private final long heartbeatPeriodNs;
     private final ShmConfinement confinement;
     private volatile long lastBeatNs;
+    /** Heartbeat thread only: the failure of this device's beat was reported. */
+    private boolean beatFailed;
 
     private ShmDevice(final String name, final byte[] gid, final FabricContext context)
     {
@@ -161,6 +163,17 @@ public final class ShmDevice extends SoftDevice
         }
     }
 
+    /** The heartbeat thread could not beat for this device (its control file faulted): report it, once. */
+    void onBeatFailed(final Throwable ex)
+    {
+        if (!beatFailed)
+        {
+            beatFailed = true;
+            context.errorHandler().onError(new FabricException("shm: device " + directory + " can no longer write " +
+                "its heartbeat (was its control file truncated?): its peers will find it dead", ex));
+        }
+    }
+
     /**
      * Unmap every peer's region files that the peer has revoked. New mappings and closing connections sweep too, but
      * a peer that revokes regions and then neither maps another nor closes a connection would otherwise leave them
@@ -174,10 +187,11 @@ public final class ShmDevice extends SoftDevice
             {
                 peer.unmapRevokedRegions();
             }
-            catch (final RuntimeException ex)
+            catch (final RuntimeException | InternalError ex)
             {
-                // This is the heartbeat thread of every device in the process: whatever one peer's mappings do, it
-                // must go on beating, or every peer would declare this process dead.
+                // This is the heartbeat thread of every device in the process: whatever one peer's mappings do (a
+                // peer that truncates its region table under our mapping faults the read: InternalError), it must go
+                // on beating, or every peer would declare this process dead.
                 context.errorHandler().onError(
                     new FabricException("shm: sweeping a peer's revoked region mappings failed", ex));
             }
@@ -477,7 +491,16 @@ public final class ShmDevice extends SoftDevice
         }
         else
         {
-            peer.unmapRevokedRegions(); // a connection ended: its regions at the peer have usually gone with it
+            try
+            {
+                peer.unmapRevokedRegions(); // a connection ended: its regions at the peer have usually gone with it
+            }
+            catch (final RuntimeException | InternalError ex)
+            {
+                // A table the peer truncated under our mapping faults the read: the close goes on regardless.
+                context.errorHandler().onError(
+                    new FabricException("shm: sweeping a peer's revoked region mappings failed", ex));
+            }
         }
     }
 

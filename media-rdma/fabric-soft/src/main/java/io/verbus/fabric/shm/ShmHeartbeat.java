@@ -68,6 +68,23 @@ final class ShmHeartbeat
         }
     }
 
+    /**
+     * One device's beat. Its files can be truncated under their mappings by another process of the same user, which
+     * faults the write (InternalError): that device can no longer beat, and its peers will find it dead, but this
+     * thread beats for every device in the process and must not die with it.
+     */
+    private static void beat(final ShmDevice device, final long nowNs)
+    {
+        try
+        {
+            device.beat(nowNs);
+        }
+        catch (final RuntimeException | InternalError ex)
+        {
+            device.onBeatFailed(ex);
+        }
+    }
+
     private static void run()
     {
         while (true)
@@ -84,7 +101,7 @@ final class ShmHeartbeat
                 for (int i = 0, size = DEVICES.size(); i < size; i++)
                 {
                     final ShmDevice device = DEVICES.get(i);
-                    device.beat(nowNs);
+                    beat(device, nowNs);
                     periodNs = Math.min(periodNs, device.heartbeatPeriodNs());
                 }
             }

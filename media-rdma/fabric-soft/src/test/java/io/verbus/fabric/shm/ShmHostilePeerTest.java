@@ -123,6 +123,27 @@ class ShmHostilePeerTest
     }
 
     @Test
+    void shouldKeepBeatingWhenAPeerTruncatesItsRegionTableUnderOurMapping() throws Exception
+    {
+        final Pair pair = connect();
+        assertEquals(WorkCompletionStatus.SUCCESS, write(pair, 0), "the WRITE maps the responder's region table");
+        try (FileChannel channel = FileChannel.open(
+            ((ShmDevice)responder).directory().resolve(REGIONS_FILE), StandardOpenOption.WRITE))
+        {
+            channel.truncate(0);
+        }
+        // The initiator's periodic sweep reads that table (a fault, InternalError): the heartbeat thread, which beats
+        // for every device in the process, must survive it and go on beating.
+        final long sweepMs = TimeUnit.NANOSECONDS.toMillis(ShmDevice.REVOKED_REGION_SWEEP_PERIOD_NS);
+        Thread.sleep(2 * sweepMs + 200);
+        final long before = ((ShmDevice)initiator).lastBeatNs();
+        Thread.sleep(sweepMs);
+        assertTrue(((ShmDevice)initiator).lastBeatNs() > before, "the heartbeat thread still beats");
+        assertTrue(((ShmDevice)responder).lastBeatNs() > before, "for every device in the process");
+        pair.initiatorQp().close(); // closing sweeps the peer's table too: best effort, it must not throw
+    }
+
+    @Test
     void shouldRefuseAQueuePairFileWithAnImpossibleGeometry() throws Exception
     {
         final CompletionQueue responderCq = responder.createCompletionQueue(16);
