@@ -366,13 +366,19 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
         final WorkRequestOpcode opcode = wr.opcode();
         final boolean withImmediate = opcode == WorkRequestOpcode.RDMA_WRITE_WITH_IMM;
         if ((opcode != WorkRequestOpcode.RDMA_WRITE && !withImmediate) || length > maxMessageLength ||
-            (withImmediate && (null != remoteSrq || remoteQp.receivesPosted() <= deposited)))
+            (withImmediate && null != remoteSrq))
         {
             return false;
         }
         final int flags = wr.flags();
         try
         {
+            // Read inside the try: the peer's QP file can fault (truncated by the peer), and a throw here would leave
+            // the WRs run before it in this batch past the queue's published tail, never completed.
+            if (withImmediate && remoteQp.receivesPosted() <= deposited)
+            {
+                return false;
+            }
             if (length > 0)
             {
                 final MemorySegment source;
@@ -837,6 +843,10 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                     rqNext++;
                     LONG.setRelease(file, (long)QP_CONSUMED_OFFSET, rqNext);
                     work++;
+                    if (QueuePairState.ERR == state())
+                    {
+                        break; // an index the peer made up erred the QP: the count it wrote is not taken further
+                    }
                     continue;
                 }
                 WorkCompletionStatus status = WorkCompletionStatus.SUCCESS;

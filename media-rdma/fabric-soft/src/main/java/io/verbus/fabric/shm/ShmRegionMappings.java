@@ -165,15 +165,20 @@ final class ShmRegionMappings
         }
     }
 
+    /**
+     * Forget the index whatever its slot holds now, so {@link #close()} always ends: a slot that a refusal or a fault
+     * left without a live mapping while its index was still listed made close() spin for good (seen once a peer had
+     * truncated its region table under this mapping).
+     */
     private void unmap(final int index)
     {
         final Mapping mapping = mappings[index];
+        mappedIndexes.removeInt(index);
         if (null == mapping || null == mapping.arena)
         {
             return;
         }
         mappings[index] = null;
-        mappedIndexes.removeInt(index);
         LIVE_MAPPINGS.decrementAndGet();
         mapping.arena.close();
     }

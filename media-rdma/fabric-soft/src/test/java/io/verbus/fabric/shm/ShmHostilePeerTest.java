@@ -144,6 +144,46 @@ class ShmHostilePeerTest
     }
 
     @Test
+    void shouldErrAndStopWhenAPeerDepositsIntoAnSrqQueuePairWithMadeUpIndexesAndCount() throws Exception
+    {
+        final var responderPd = responder.allocateProtectionDomain();
+        final CompletionQueue responderCq = responder.createCompletionQueue(16);
+        final QueuePair responderQp = responderPd.createQueuePair(new QueuePairConfig().completionQueue(responderCq)
+            .maxSendWorkRequests(16).sharedReceiveQueue(responderPd.createSharedReceiveQueue(8)));
+        final QueuePair initiatorQp = initiator.allocateProtectionDomain().createQueuePair(new QueuePairConfig()
+            .completionQueue(initiator.createCompletionQueue(16)).maxSendWorkRequests(16).maxReceiveWorkRequests(1));
+        initiatorQp.connect(responderQp.localConnectionInfo());
+        responderQp.connect(initiatorQp.localConnectionInfo());
+
+        // The peer fills every deposit slot with a WRITE_WITH_IMM naming no receive of the SRQ, and claims it
+        // deposited Long.MAX_VALUE of them.
+        final Path qpFile = ((ShmDevice)responder).directory().resolve(QP_FILE_PREFIX + responderQp.qpNumber());
+        try (Arena arena = Arena.ofConfined(); FileChannel channel = FileChannel.open(qpFile, StandardOpenOption.READ,
+            StandardOpenOption.WRITE))
+        {
+            final MemorySegment file = channel.map(FileChannel.MapMode.READ_WRITE, 0, channel.size(), arena);
+            final int rqDepth = file.get(ValueLayout.JAVA_INT, QP_RQ_DEPTH_OFFSET);
+            final long slotBase = qpHeaderLength(rqDepth);
+            final long slotLength = qpSlotLength(ShmDevice.SEND_SLOT_CAPACITY);
+            for (int slot = 0; slot < rqDepth; slot++)
+            {
+                final long offset = slotBase + slot * slotLength;
+                file.set(ValueLayout.JAVA_INT, offset + SLOT_STATUS_OFFSET, SLOT_STATUS_OK);
+                file.set(ValueLayout.JAVA_INT, offset + SLOT_OPCODE_OFFSET,
+                    io.verbus.fabric.WorkCompletionOpcode.RECV_RDMA_WITH_IMM.code());
+                file.set(ValueLayout.JAVA_INT, offset + SLOT_LENGTH_OFFSET, 0);
+                file.set(ValueLayout.JAVA_LONG, offset + SLOT_SRQ_INDEX_OFFSET, -1L);
+            }
+            file.set(ValueLayout.JAVA_LONG, QP_DEPOSITED_OFFSET, Long.MAX_VALUE);
+        }
+
+        final WorkCompletion[] completions = WorkCompletion.newArray(16);
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(10),
+            () -> responderCq.poll(completions, completions.length), "a poll ends, whatever count the peer wrote");
+        assertEquals(io.verbus.fabric.QueuePairState.ERR, responderQp.state(), "the connection is lost");
+    }
+
+    @Test
     void shouldRefuseAQueuePairFileWithAnImpossibleGeometry() throws Exception
     {
         final CompletionQueue responderCq = responder.createCompletionQueue(16);
