@@ -55,6 +55,31 @@ class HostileClientTest
         }
     }
 
+    /**
+     * A client writes the ring's tail a whole ring ahead over nothing claimed: Agrona's unblock finds no record to pad
+     * to, so every claim failed for good and the driver took every client for dead. Other clients are served.
+     */
+    @Test
+    void shouldServeOtherClientsAfterOneMovedTheRingsTailByHand() throws Exception
+    {
+        try (MediaDriver driver = MediaDriver.launch(
+            driverContext().clientLivenessTimeoutNs(TimeUnit.SECONDS.toNanos(6))); // repaired after 3 s
+            Verbus other = Verbus.connect(clientContext()))
+        {
+            final ManyToOneRingBuffer ring = commandRing();
+            final int tailOffset = ring.capacity() + org.agrona.concurrent.ringbuffer.RingBufferDescriptor
+                .TAIL_POSITION_OFFSET;
+            TestSupport.await("the ring drained", () -> ring.consumerPosition() == ring.producerPosition());
+            ring.buffer().putLongVolatile(tailOffset, ring.consumerPosition() + ring.capacity());
+            assertConnects(other, 4);
+            try (Verbus late = Verbus.connect(clientContext()))
+            {
+                assertConnects(late, 5);
+            }
+
+        }
+    }
+
     /** A committed record longer than the ring: Agrona's read replayed it on every duty cycle. */
     @Test
     void shouldPadOverARecordWhoseLengthCannotBeARecord() throws Exception

@@ -4,6 +4,7 @@ import org.agrona.BitUtil;
 import org.agrona.concurrent.AtomicBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RecordDescriptor;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 
 /**
  * Keeps the clients' command ring ({@code cnc.dat}) moving whatever one client leaves in it. Every client process
@@ -14,7 +15,12 @@ import org.agrona.concurrent.ringbuffer.RecordDescriptor;
  *     advance: it is padded over up to the producer position (or the buffer's end), dropping what it covers;</li>
  *     <li>a record claimed and never committed (its client died between the two) blocks every later command: once the
  *     head has not moved for the timeout given (the driver gives half the client liveness timeout), the ring is
- *     unblocked (Agrona's {@code unblock}, which pads over it).</li>
+ *     unblocked (Agrona's {@code unblock}, which pads over it);</li>
+ *     <li>a producer position (tail) more than the capacity ahead of the head would make every client's claim fail:
+ *     it is set back to the head (nothing can have been claimed meanwhile); a tail moved ahead over nothing ever
+ *     claimed (all zeros, which Agrona's {@code unblock} cannot get past) is padded over once the head has waited
+ *     the timeout. (A tail moved behind the head is not repaired: what clients then claim lands where the driver
+ *     does not read until the tail passes the head again.)</li>
  * </ul>
  * Run by the thread that reads the ring, before each read.
  */
@@ -28,6 +34,9 @@ public final class CommandRingGuard
     private long blockedSinceNs = NOT_BLOCKED;
     private long corruptRecords;
     private long unblocks;
+    private long tailRepairs;
+    /** The tail of a stretch of nothing claimed being padded over (it wraps: the rest goes without a new wait). */
+    private long nothingClaimedUntil = -1;
 
     /**
      * @param ring             the clients' command ring.
@@ -48,13 +57,22 @@ public final class CommandRingGuard
     public boolean check(final long nowNs)
     {
         final long head = ring.consumerPosition();
-        final long available = ring.producerPosition() - head;
+        final long tail = ring.producerPosition();
+        final long available = tail - head;
+        final int capacity = ring.capacity();
+        if (available > capacity)
+        {
+            // Only a client writing the ring's tail directly does this: every claim fails, so nothing lies between.
+            ring.buffer().compareAndSetLong(capacity + RingBufferDescriptor.TAIL_POSITION_OFFSET, tail, head);
+            tailRepairs++;
+            blockedSinceNs = NOT_BLOCKED;
+            return false;
+        }
         if (available <= 0)
         {
             blockedSinceNs = NOT_BLOCKED;
             return false;
         }
-        final int capacity = ring.capacity();
         final int headIndex = (int)head & (capacity - 1);
         final AtomicBuffer buffer = ring.buffer();
         final int length = buffer.getIntVolatile(RecordDescriptor.lengthOffset(headIndex));
@@ -70,6 +88,15 @@ public final class CommandRingGuard
             }
             return true;
         }
+        if (head < nothingClaimedUntil)
+        {
+            final int room = (int)Math.min(nothingClaimedUntil - head, capacity - headIndex);
+            if (padOverNothingClaimed(buffer, headIndex, room))
+            {
+                return true;
+            }
+            nothingClaimedUntil = -1;
+        }
         if (NOT_BLOCKED == blockedSinceNs || head != blockedHead)
         {
             blockedHead = head;
@@ -83,8 +110,32 @@ public final class CommandRingGuard
                 unblocks++;
                 return true;
             }
+            if (padOverNothingClaimed(buffer, headIndex, (int)Math.min(available, capacity - headIndex)))
+            {
+                tailRepairs++;
+                nothingClaimedUntil = tail;
+                return true;
+            }
         }
         return false;
+    }
+
+    /**
+     * Agrona's unblock found no record to pad to: between the head and the tail (or the buffer's end) nothing was
+     * ever claimed (a claim writes its negative length first), so the tail was moved there by hand. Pad over it.
+     */
+    private static boolean padOverNothingClaimed(final AtomicBuffer buffer, final int headIndex, final int room)
+    {
+        for (int index = headIndex; index < headIndex + room; index += RecordDescriptor.ALIGNMENT)
+        {
+            if (0 != buffer.getIntVolatile(RecordDescriptor.lengthOffset(index)))
+            {
+                return false; // a claim in progress after all: leave it to the next timeout
+            }
+        }
+        buffer.putInt(RecordDescriptor.typeOffset(headIndex), ManyToOneRingBuffer.PADDING_MSG_TYPE_ID);
+        buffer.putIntRelease(RecordDescriptor.lengthOffset(headIndex), room);
+        return true;
     }
 
     /**
@@ -93,6 +144,14 @@ public final class CommandRingGuard
     public long corruptRecords()
     {
         return corruptRecords;
+    }
+
+    /**
+     * @return times a tail that a client moved by hand was set back or padded over.
+     */
+    public long tailRepairs()
+    {
+        return tailRepairs;
     }
 
     /**
