@@ -225,7 +225,7 @@ final class DriverClients implements Agent
      */
     private int readCommands(final long nowNs)
     {
-        final long repairsBefore = commandRingGuard.corruptRecords() + commandRingGuard.unblocks();
+        final long repairsBefore = commandRingGuard.repairs();
         int read = 0;
         while (read < COMMANDS_PER_DUTY_CYCLE && commandRingGuard.check(nowNs))
         {
@@ -236,11 +236,12 @@ final class DriverClients implements Agent
             }
             read += n;
         }
-        if (commandRingGuard.corruptRecords() + commandRingGuard.unblocks() != repairsBefore)
+        if (commandRingGuard.repairs() != repairsBefore)
         {
             ringRepairLog.log(System.Logger.Level.WARNING, "driver: repaired the clients' command ring (" +
                 commandRingGuard.corruptRecords() + " records with an impossible length padded over, " +
-                commandRingGuard.unblocks() + " records claimed and never committed unblocked, so far): a client " +
+                commandRingGuard.unblocks() + " records claimed and never committed unblocked, " +
+                commandRingGuard.tailRepairs() + " tails moved by hand set back or padded over, so far): a client " +
                 "process died mid-command or wrote the ring; the commands dropped with them get no answer");
         }
         return read;

@@ -82,8 +82,7 @@ public final class CommandRingGuard
             final int room = (int)Math.min(available, capacity - headIndex);
             if (length < RecordDescriptor.HEADER_LENGTH || BitUtil.align(length, RecordDescriptor.ALIGNMENT) > room)
             {
-                buffer.putInt(RecordDescriptor.typeOffset(headIndex), ManyToOneRingBuffer.PADDING_MSG_TYPE_ID);
-                buffer.putIntRelease(RecordDescriptor.lengthOffset(headIndex), room);
+                padOver(buffer, headIndex, room);
                 corruptRecords++;
             }
             return true;
@@ -133,9 +132,23 @@ public final class CommandRingGuard
                 return false; // a claim in progress after all: leave it to the next timeout
             }
         }
-        buffer.putInt(RecordDescriptor.typeOffset(headIndex), ManyToOneRingBuffer.PADDING_MSG_TYPE_ID);
-        buffer.putIntRelease(RecordDescriptor.lengthOffset(headIndex), room);
+        padOver(buffer, headIndex, room);
         return true;
+    }
+
+    /** A padding record of {@code length} bytes at the head: the driver's next read skips it. */
+    private static void padOver(final AtomicBuffer buffer, final int headIndex, final int length)
+    {
+        buffer.putInt(RecordDescriptor.typeOffset(headIndex), ManyToOneRingBuffer.PADDING_MSG_TYPE_ID);
+        buffer.putIntRelease(RecordDescriptor.lengthOffset(headIndex), length);
+    }
+
+    /**
+     * @return repairs of every kind so far: a change tells the driver to say so.
+     */
+    public long repairs()
+    {
+        return corruptRecords + unblocks + tailRepairs;
     }
 
     /**

@@ -183,18 +183,7 @@ public final class ShmDevice extends SoftDevice
     {
         for (final ShmPeer peer : peerSnapshot)
         {
-            try
-            {
-                peer.unmapRevokedRegions();
-            }
-            catch (final RuntimeException | InternalError ex)
-            {
-                // This is the heartbeat thread of every device in the process: whatever one peer's mappings do (a
-                // peer that truncates its region table under our mapping faults the read: InternalError), it must go
-                // on beating, or every peer would declare this process dead.
-                context.errorHandler().onError(
-                    new FabricException("shm: sweeping a peer's revoked region mappings failed", ex));
-            }
+            unmapRevokedRegionsOf(peer);
         }
     }
 
@@ -481,6 +470,24 @@ public final class ShmDevice extends SoftDevice
         return peer;
     }
 
+    /**
+     * One peer's sweep, reported rather than thrown: it runs on the heartbeat thread of every device in the process,
+     * which must go on beating, and in a QP's close, which must go on closing, whatever the peer's table does (one
+     * truncated under our mapping faults the read: InternalError).
+     */
+    private void unmapRevokedRegionsOf(final ShmPeer peer)
+    {
+        try
+        {
+            peer.unmapRevokedRegions();
+        }
+        catch (final RuntimeException | InternalError ex)
+        {
+            context.errorHandler().onError(
+                new FabricException("shm: sweeping a peer's revoked region mappings failed", ex));
+        }
+    }
+
     synchronized void releasePeer(final ShmPeer peer)
     {
         if (peer.release() == 0)
@@ -491,16 +498,7 @@ public final class ShmDevice extends SoftDevice
         }
         else
         {
-            try
-            {
-                peer.unmapRevokedRegions(); // a connection ended: its regions at the peer have usually gone with it
-            }
-            catch (final RuntimeException | InternalError ex)
-            {
-                // A table the peer truncated under our mapping faults the read: the close goes on regardless.
-                context.errorHandler().onError(
-                    new FabricException("shm: sweeping a peer's revoked region mappings failed", ex));
-            }
+            unmapRevokedRegionsOf(peer); // a connection ended: its regions at the peer have usually gone with it
         }
     }
 

@@ -269,10 +269,7 @@ final class SubscriberControl implements AutoCloseable
         final ImageConnection connection = result[0];
         if (!newConnections.offer(connection))
         {
-            // The receiver never saw it and no image was announced: give everything back now, nothing lingers.
-            freeParts(connection.endpoint, connection.pd, connection.ring, connection.ringRegion,
-                connection.positionBlockIndex, connection.positionRegion, connection.sourceRegion, connection.cq,
-                connection.receiveCq, connection.eventChannel, connection.qp, connection.counters, false);
+            freeConnection(connection, false); // the receiver never saw it and no image was announced: no linger
             throw new HandshakeException(HandshakeException.Reason.RESOURCES, "receiver queue full");
         }
         connectionsMade.incrementAndGet();
@@ -541,9 +538,14 @@ final class SubscriberControl implements AutoCloseable
         ControlThreads.await(() -> connection.retired, ControlThreads.RETIRE_WAIT_MS);
         LOGGER.log(System.Logger.Level.INFO, "rdma subscription " + connection.name + ": disconnected: " +
             connection.closeReason);
+        freeConnection(connection, true);
+    }
+
+    private void freeConnection(final ImageConnection connection, final boolean linger)
+    {
         freeParts(connection.endpoint, connection.pd, connection.ring, connection.ringRegion,
             connection.positionBlockIndex, connection.positionRegion, connection.sourceRegion, connection.cq,
-            connection.receiveCq, connection.eventChannel, connection.qp, connection.counters, true);
+            connection.receiveCq, connection.eventChannel, connection.qp, connection.counters, linger);
     }
 
     private void freeParts(
