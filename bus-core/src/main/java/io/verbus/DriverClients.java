@@ -477,16 +477,34 @@ final class DriverClients implements Agent
             bridges.put(key, bridge);
             publishBridges();
         }
-        final NativeSubscription proxy = driver.addBridgeSubscription(channel, streamId,
-            (image) -> onAvailableImage(correlationId, (LogImage)image),
-            (image) -> onUnavailableImage(correlationId, (LogImage)image));
-        bridge.proxies.add(proxy);
-        proxyBridges.put(proxy, bridge);
-        for (final BridgeEntry entry : bridge.entries)
+        NativeSubscription proxy = null;
+        try
         {
-            driver.attachBridgeImage(entry.publication.registrationId(), proxy, entry.publication.position());
+            proxy = driver.addBridgeSubscription(channel, streamId,
+                (image) -> onAvailableImage(correlationId, (LogImage)image),
+                (image) -> onUnavailableImage(correlationId, (LogImage)image));
+            bridge.proxies.add(proxy);
+            proxyBridges.put(proxy, bridge);
+            for (final BridgeEntry entry : bridge.entries)
+            {
+                driver.attachBridgeImage(entry.publication.registrationId(), proxy, entry.publication.position());
+            }
+            return proxy;
         }
-        return proxy;
+        catch (final RuntimeException ex)
+        {
+            // The client hears of the failure and never learns the proxy's id, so nothing would ever close it, nor
+            // (while it is the bridge's only proxy) the bridge's media subscription and logs: close them here.
+            if (null != proxy)
+            {
+                closeSubscription(proxy);
+            }
+            else
+            {
+                closeBridgeIfUnused(bridge);
+            }
+            throw ex;
+        }
     }
 
     /** Under the driver's lock (the driver calls image handlers under it). */
@@ -596,22 +614,31 @@ final class DriverClients implements Agent
             if (null != bridge)
             {
                 bridge.proxies.remove(subscription);
-                if (bridge.proxies.isEmpty())
-                {
-                    bridges.remove(bridge.key);
-                    publishBridges();
-                    if (null != bridge.mediaSubscription)
-                    {
-                        bridge.mediaSubscription.close();
-                    }
-                    for (final BridgeEntry entry : bridge.entries)
-                    {
-                        entry.publication.close();
-                    }
-                    bridge.entries = new BridgeEntry[0];
-                }
+                closeBridgeIfUnused(bridge);
             }
         }
+    }
+
+    /** Under the lock: a bridge with no proxy left takes its media subscription and bridge logs with it. */
+    private void closeBridgeIfUnused(final Bridge bridge)
+    {
+        if (!bridge.proxies.isEmpty())
+        {
+            return;
+        }
+        if (bridges.remove(bridge.key, bridge))
+        {
+            publishBridges();
+        }
+        if (null != bridge.mediaSubscription)
+        {
+            bridge.mediaSubscription.close();
+        }
+        for (final BridgeEntry entry : bridge.entries)
+        {
+            entry.publication.close();
+        }
+        bridge.entries = new BridgeEntry[0];
     }
 
     private void publishBridges()
@@ -628,9 +655,30 @@ final class DriverClients implements Agent
         final BridgeEntry[] updated = java.util.Arrays.copyOf(old, old.length + 1);
         updated[old.length] = entry;
         bridge.entries = updated;
+        // One proxy refused (counters file full) must not keep the image from the proxies after it.
+        RuntimeException failure = null;
         for (final Subscription proxy : bridge.proxies)
         {
-            driver.attachBridgeImage(publication.registrationId(), (NativeSubscription)proxy, publication.position());
+            try
+            {
+                driver.attachBridgeImage(
+                    publication.registrationId(), (NativeSubscription)proxy, publication.position());
+            }
+            catch (final RuntimeException ex)
+            {
+                if (null == failure)
+                {
+                    failure = ex;
+                }
+                else
+                {
+                    failure.addSuppressed(ex);
+                }
+            }
+        }
+        if (null != failure)
+        {
+            throw failure;
         }
     }
 

@@ -282,6 +282,49 @@ class StandaloneDriverTest
     }
 
     @Test
+    void shouldLeaveNoBridgedSubscriptionBehindWhenASubscribeFailsOnAFullCountersFile()
+    {
+        try (Verbus remote = Verbus.launch(TestSupport.context(tempDir.resolve("remote")));
+            MediaDriver ignored = MediaDriver.launch(TestSupport.context(tempDir).maxCounters(64));
+            Verbus clientA = Verbus.connect(clientContext());
+            Verbus clientB = Verbus.connect(clientContext()))
+        {
+            final CountersReader counters = clientA.countersReader();
+            final long countersBefore = allocatedCounters(counters);
+            final Subscription subA = clientA.addSubscription("loop:name=full", 33);
+            final ExclusivePublication pub = remote.addExclusivePublication("loop:name=full", 33);
+            await("connected", () -> pub.isConnected() && 1 == subA.imageCount());
+
+            final List<AtomicCounter> fillers = new ArrayList<>();
+            final RuntimeException full = assertThrows(RuntimeException.class, () ->
+            {
+                while (true)
+                {
+                    fillers.add(clientA.addCounter(1_001, "filler"));
+                }
+            });
+            assertTrue(full.getMessage().contains("counters file full"), full.getMessage());
+            // Joining the bridge's image needs a position counter: refused, and the refused proxy must not stay.
+            final RuntimeException refused =
+                assertThrows(RuntimeException.class, () -> clientB.addSubscription("loop:name=full", 33));
+            assertTrue(refused.getMessage().contains("counters file full"), refused.getMessage());
+
+            fillers.forEach(AtomicCounter::close);
+            subA.close();
+            // The last proxy gone, the bridge's media subscription and bridge log go too, with every counter they held
+            // (an orphaned proxy kept them for as long as the driver ran).
+            await("every counter of the bridge freed", () -> countersBefore == allocatedCounters(counters));
+        }
+    }
+
+    private static long allocatedCounters(final CountersReader counters)
+    {
+        final long[] count = {0};
+        counters.forEach((id, type, key, label) -> count[0]++);
+        return count[0];
+    }
+
+    @Test
     void shouldServeAeronChannelsOfTwoClientsThroughTheDriversAeronDriverAndCloseEachClientsAeronClientWithIt()
     {
         try (MediaDriver driver = MediaDriver.launch(TestSupport.context(tempDir));
