@@ -259,9 +259,12 @@ final class TcpRequester
             {
                 // The responder ends an RNR wait (it NAKs RNR_RETRY_EXC_ERR when the budget is spent), so that a
                 // request given up on is never delivered; a responder that stays silent well past the budget is
-                // a peer that stopped answering.
-                if (rnrRetryCount != QueuePairConfig.RNR_RETRY_INFINITE &&
-                    nowNs - rnrSinceNs - rnrBudgetNs >= retryTimeoutNs)
+                // a peer that stopped answering. So is one that stops repeating its RNR NAK (it repeats it every
+                // few tens of milliseconds while it holds the request), even when the RNR count is infinite: one
+                // NAK and silence would otherwise hold the send queue for good.
+                if ((rnrRetryCount != QueuePairConfig.RNR_RETRY_INFINITE &&
+                    nowNs - rnrSinceNs - rnrBudgetNs >= retryTimeoutNs) ||
+                    nowNs - lastResponseNs > Math.max(retryTimeoutNs, TcpResponder.RNR_SILENCE_NS))
                 {
                     qp.headFailure = WorkCompletionStatus.RETRY_EXC_ERR;
                     qp.enterError();
@@ -377,6 +380,33 @@ final class TcpRequester
      * completed and the frame is taken again) or {@link TcpQueuePair#DROP} (a response for nothing outstanding:
      * protocol error).
      */
+    /**
+     * A response names a sequence: every WR before it succeeded (the acknowledgement is cumulative).
+     *
+     * @return CONSUMED when all are completed, HOLD when the CQ is full, DROP when one of them is a READ or an atomic,
+     * which is answered on its own with its data: acknowledged in passing, it would complete with whatever its local
+     * buffer held standing in for the remote data.
+     */
+    private int completeBefore(final long sequence)
+    {
+        while (sqCompleted < sequence)
+        {
+            final int slot = (int)(sqCompleted % sqDepth);
+            final WorkRequestOpcode opcode = WR_OPCODES[sqOpcode[slot]];
+            if (opcode == WorkRequestOpcode.RDMA_READ || opcode.isAtomic())
+            {
+                return DROP;
+            }
+            if (!qp.reportSend(sqCompleted, WorkCompletionStatus.SUCCESS, sqLength[slot]))
+            {
+                return HOLD;
+            }
+            sqCompleted++;
+            rnrSinceNs = NONE;
+        }
+        return CONSUMED;
+    }
+
     int onResponse(
         final TcpConnection connection, final ByteBuffer in, final int frame, final int frameLength, final long nowNs)
     {
@@ -395,15 +425,15 @@ final class TcpRequester
         {
             return type == TcpWire.TYPE_ACK ? CONSUMED : DROP;
         }
-        lastResponseNs = nowNs;
-        while (sqCompleted < sequence)
+        if (type == TcpWire.TYPE_RNR_NAK && !WR_OPCODES[sqOpcode[(int)(sequence % sqDepth)]].consumesReceive())
         {
-            if (!qp.reportSend(sqCompleted, WorkCompletionStatus.SUCCESS, sqLength[(int)(sqCompleted % sqDepth)]))
-            {
-                return HOLD;
-            }
-            sqCompleted++;
-            rnrSinceNs = NONE;
+            return DROP; // only a request that needs a receive can find none: a responder that says otherwise lies
+        }
+        lastResponseNs = nowNs;
+        final int passed = completeBefore(sequence);
+        if (CONSUMED != passed)
+        {
+            return passed;
         }
         if (type == TcpWire.TYPE_RNR_NAK)
         {

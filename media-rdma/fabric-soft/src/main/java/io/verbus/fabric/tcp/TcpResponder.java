@@ -55,6 +55,8 @@ final class TcpResponder
     private static final WorkRequestOpcode[] WR_OPCODES = WorkRequestOpcode.values();
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final long RNR_NAK_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(20);
+    /** A requester in an RNR wait that hears nothing for this long (many NAK intervals) takes the peer for gone. */
+    static final long RNR_SILENCE_NS = 10 * RNR_NAK_INTERVAL_NS;
 
     private final TcpQueuePair qp;
     private final int maxFrameLength;
@@ -257,6 +259,11 @@ final class TcpResponder
      */
     private int placeDirectlyFromSocket(final TcpConnection connection) throws IOException
     {
+        if (QueuePairState.ERR == qp.state())
+        {
+            connection.abandonDirect(); // a QP in ERR places nothing more: the rest of the payload is read and dropped
+            return 0;
+        }
         if (connection.isDirectRegionRegistered())
         {
             try

@@ -346,6 +346,38 @@ class TcpDataPathTest
     }
 
     @Test
+    void shouldPlaceNoMoreOfADirectlyPlacedPayloadOnceTheResponderIsInError()
+    {
+        connect(context(), context(), TcpDevice.MAX_MESSAGE_LENGTH);
+        final TcpQueuePair responderQp = (TcpQueuePair)target;
+        source.segment().fill((byte)0x5A);
+        batch.clear().add().write(1, source.address(), TcpDevice.MAX_MESSAGE_LENGTH, source.lkey(), sink.address(),
+            sink.rkey(), SendFlags.SIGNALED);
+        assertEquals(PostResult.OK, requester.postSend(batch));
+        final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+        while (responderQp.directPlacements() == 0)
+        {
+            assertTrue(System.nanoTime() < deadlineNs, "the direct placement never started");
+            target.progress();
+            initiatorCq.poll(completions, 1);
+        }
+        target.modifyToError();
+
+        // The requester goes on sending the 16 MiB (nothing told it yet), far more than the kernel buffers held when
+        // the QP erred: a QP in ERR must drop it, as the whole-frame path does, not go on placing it.
+        final long settleNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
+        while (System.nanoTime() < settleNs)
+        {
+            target.progress();
+            requester.progress();
+            initiatorCq.poll(completions, 1);
+        }
+        final MemorySegment placed = sink.segment();
+        assertEquals(0, placed.get(ValueLayout.JAVA_BYTE, TcpDevice.MAX_MESSAGE_LENGTH - 1),
+            "the end of the payload was placed after the QP went to ERR");
+    }
+
+    @Test
     void shouldCoalesceTheWritesOfAStreamingPosterAndKeepEveryByteInOrder()
     {
         connect(context(), context(), 1 << 20);
