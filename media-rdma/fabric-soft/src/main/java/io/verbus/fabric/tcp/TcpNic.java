@@ -238,7 +238,13 @@ final class TcpNic implements Agent
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 final TcpConnection connection = new TcpConnection(channel, false, nowNs);
                 connection.connected = true;
-                final TcpConnection evicted = oldestAwaitingHelloWhenFull();
+                final TcpConnection evicted = oldestAwaitingHelloWhenFull(connection);
+                if (evicted == connection)
+                {
+                    work += refuse(connection, "too many connections waiting for a QP (at most " +
+                        MAX_CONNECTIONS_AWAITING_HELLO + " are held), each with a hello that names one");
+                    continue;
+                }
                 if (null != evicted)
                 {
                     work += refuse(evicted, "too many connections without a hello (at most " +
@@ -284,26 +290,79 @@ final class TcpNic implements Agent
     }
 
     /**
-     * @return the oldest accepted connection still waiting for its hello when {@link #MAX_CONNECTIONS_AWAITING_HELLO}
-     * of them wait, else null (control path: one walk of a short list).
+     * When {@link #MAX_CONNECTIONS_AWAITING_HELLO} accepted connections wait for their hello to be taken, the one to
+     * close for a new one: the oldest whose hello (read now, if it has arrived) does not name a QP of this NIC with
+     * that QP's own PSN. A legitimate dialer's hello can wait here (it may arrive before its QP is ready to receive),
+     * and a stranger who cannot know the PSN must not be able to push it out by opening connections.
+     *
+     * @param incoming the connection just accepted, returned when every waiting one carries such a hello.
+     * @return the connection to close, or null while there is room (control path: one walk of a short list).
      */
-    private TcpConnection oldestAwaitingHelloWhenFull()
+    private TcpConnection oldestAwaitingHelloWhenFull(final TcpConnection incoming)
     {
         int awaiting = 0;
+        for (int i = 0; i < connections.size(); i++)
+        {
+            if (isAwaitingHello(connections.get(i)))
+            {
+                awaiting++;
+            }
+        }
+        if (awaiting < MAX_CONNECTIONS_AWAITING_HELLO)
+        {
+            return null;
+        }
         TcpConnection oldest = null;
         for (int i = 0; i < connections.size(); i++)
         {
             final TcpConnection connection = connections.get(i);
-            if (isAwaitingHello(connection))
+            if (isAwaitingHello(connection) && (null == oldest || connection.openedNs - oldest.openedNs < 0) &&
+                !carriesHelloForALocalQp(connection))
             {
-                awaiting++;
-                if (null == oldest || connection.openedNs - oldest.openedNs < 0)
-                {
-                    oldest = connection;
-                }
+                oldest = connection;
             }
         }
-        return awaiting >= MAX_CONNECTIONS_AWAITING_HELLO ? oldest : null;
+        return null == oldest ? incoming : oldest;
+    }
+
+    /**
+     * Reads what has arrived on a waiting connection and tells whether it starts with a whole hello naming a QP of
+     * this NIC and that QP's PSN (what only the QP's peer learned in the handshake). Nothing is taken from the buffer.
+     */
+    private boolean carriesHelloForALocalQp(final TcpConnection connection)
+    {
+        try
+        {
+            if (connection.read() < 0)
+            {
+                return false;
+            }
+        }
+        catch (final IOException ex)
+        {
+            return false;
+        }
+        final ByteBuffer in = connection.startReading();
+        try
+        {
+            final int start = in.position();
+            if (in.remaining() < TcpWire.HELLO_LENGTH || in.getInt(start + TcpWire.HELLO_MAGIC_OFFSET) != TcpWire.MAGIC)
+            {
+                return false;
+            }
+            final int targetQpn = in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET);
+            TcpQueuePair target = find(targetQpn);
+            if (null == target)
+            {
+                commands.drain(runCommand); // created, its add command not yet drained (as in processHello)
+                target = find(targetQpn);
+            }
+            return null != target && in.getInt(start + TcpWire.HELLO_TARGET_PSN_OFFSET) == target.localPsn();
+        }
+        finally
+        {
+            connection.doneReading(); // only absolute reads above: every byte stays for processHello
+        }
     }
 
     private static boolean isAwaitingHello(final TcpConnection connection)

@@ -317,6 +317,51 @@ class TcpHelloHijackTest
         assertEquals(0, responderNic.refusedHelloCount());
     }
 
+    /**
+     * The same early hello, waiting for its QP, while a stranger opens three times the cap of bare connections: the
+     * NIC closes the stranger's, never the one whose hello names the QP and its PSN (before, it was the oldest waiting
+     * connection, so the first connects of the flood pushed it out and the QP pair never connected).
+     */
+    @Test
+    @Tag(FLOOD_TAG)
+    void shouldKeepAnEarlyLegitimateHelloWhileAStrangerFloodsTheCap() throws IOException
+    {
+        final QueuePair lateTarget = responderPd.createQueuePair(new QueuePairConfig().completionQueue(responderCq));
+        lateTarget.modifyToInit();
+        final QueuePair lateRequester = initiatorPd.createQueuePair(
+            new QueuePairConfig().completionQueue(initiatorCq));
+        lateRequester.connect(lateTarget.localConnectionInfo());
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100)); // the dial and the hello arrive first
+        final int flood = 3 * TcpNic.MAX_CONNECTIONS_AWAITING_HELLO;
+        final List<SocketChannel> silent = new ArrayList<>();
+        try
+        {
+            for (int i = 0; i < flood; i++)
+            {
+                silent.add(SocketChannel.open(responderPort));
+            }
+            final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+            while (responderNic.refusedHelloCount() < flood - TcpNic.MAX_CONNECTIONS_AWAITING_HELLO + 1 &&
+                System.nanoTime() < deadlineNs)
+            {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+            }
+            assertTrue(responderNic.refusedHelloCount() >= flood - TcpNic.MAX_CONNECTIONS_AWAITING_HELLO + 1,
+                "the NIC closed " + responderNic.refusedHelloCount() + " connections of the flood");
+            lateTarget.modifyToReadyToReceive(lateRequester.localConnectionInfo());
+            lateTarget.modifyToReadyToSend();
+            assertEquals(io.verbus.fabric.QueuePairState.RTS, lateRequester.state());
+            assertWriteLands(lateRequester);
+        }
+        finally
+        {
+            for (final SocketChannel channel : silent)
+            {
+                channel.close();
+            }
+        }
+    }
+
     @Test
     void shouldAnswerOnlyAHelloThatKnowsBothQueuePairNumbersAndBothPsns() throws IOException
     {
