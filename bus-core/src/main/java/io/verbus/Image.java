@@ -11,10 +11,11 @@ import io.aeron.logbuffer.RawBlockHandler;
  * <p>
  * <b>End of stream.</b> An {@code ipc} image reaches its end of stream when its publication has been closed and the
  * image has consumed everything the publication wrote: {@link #endOfStreamPosition()} is then the position the
- * publication had reached when it closed. An {@code rdma:} image is never told of an end of stream (the protocol has
- * no EOS frame; a closed publication and a lost publisher both end in the connection closing): its end-of-stream
- * position stays {@link Long#MAX_VALUE} and {@link #isEndOfStream()} false, as Aeron reports for a network image that
- * timed out without an EOS. {@code aeron:} images report what Aeron reports.
+ * publication had reached when it closed. An {@code rdma:} image is told the same way by a publication that closes
+ * gracefully (its last position block is stamped end-of-stream, after every frame it covers); a publisher that is
+ * lost (killed, timed out, cut off) leaves the end-of-stream position at {@link Long#MAX_VALUE} and
+ * {@link #isEndOfStream()} false, as Aeron reports for a network image that timed out without an EOS. {@code aeron:}
+ * images report what Aeron reports.
  */
 public interface Image
 {
@@ -119,8 +120,8 @@ public interface Image
     boolean isEndOfStream();
 
     /**
-     * @return the position at which the stream ends, {@link Long#MAX_VALUE} until it is known (always, on
-     * {@code rdma:}); once the image is closed, the value it had then.
+     * @return the position at which the stream ends, {@link Long#MAX_VALUE} until it is known (for good when the
+     * publisher was lost rather than closed); once the image is closed, the value it had then.
      */
     long endOfStreamPosition();
 

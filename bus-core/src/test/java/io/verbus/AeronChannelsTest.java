@@ -24,6 +24,38 @@ class AeronChannelsTest
     @TempDir
     Path tempDir;
 
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(ThreadingMode.class)
+    void shouldGiveAnImageAnnouncedDuringAddSubscriptionItsSubscription(final ThreadingMode mode)
+    {
+        // Aeron's Ping asks the announced image's subscription for its stream id. With the publication already there,
+        // Aeron's client announces the image while addSubscription still waits for its answer, on the adding thread:
+        // the adapter did not have its subscription yet, and the handler met a NullPointerException.
+        try (Verbus verbus = Verbus.launch(TestSupport.context(tempDir).threadingMode(mode)))
+        {
+            final Publication publication = verbus.addPublication("aeron:ipc", 41);
+            final List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+            final Subscription subscription = verbus.addSubscription("aeron:ipc", 41,
+                (image) ->
+                {
+                    try
+                    {
+                        seen.add(image.subscription().streamId() + " " + image.subscription().channel());
+                    }
+                    catch (final RuntimeException ex)
+                    {
+                        seen.add(ex.toString());
+                    }
+                },
+                (image) -> {});
+            TestSupport.await("image announced", () -> !seen.isEmpty(), verbus::invoke);
+            assertEquals(List.of("41 aeron:ipc"), seen);
+            assertEquals(41, subscription.streamId());
+            publication.close();
+            subscription.close();
+        }
+    }
+
     @Test
     void shouldRoundTripOverAeronIpcAndUdpOnLocalhost()
     {

@@ -44,13 +44,29 @@ public final class AeronSubscriptionAdapter implements Subscription
 
     void onAvailableImage(final io.aeron.Image image)
     {
+        adoptSubscriptionOf(image);
         availableImageHandler.onAvailableImage(adapter(image));
     }
 
     void onUnavailableImage(final io.aeron.Image image)
     {
+        adoptSubscriptionOf(image);
         final AeronImageAdapter adapter = adapters.remove(image);
         unavailableImageHandler.onUnavailableImage(null != adapter ? adapter : new AeronImageAdapter(image, this));
+    }
+
+    /**
+     * Aeron's client can announce an image while {@code addSubscription} still waits for its answer (the driver sends
+     * the subscription's images right after it), on the adding thread, before this adapter was given the
+     * subscription: take it from the image, so a handler that asks the image's subscription for its stream id or
+     * polls it meets the subscription rather than a null.
+     */
+    private void adoptSubscriptionOf(final io.aeron.Image image)
+    {
+        if (null == subscription)
+        {
+            subscription = image.subscription();
+        }
     }
 
     private AeronImageAdapter adapter(final io.aeron.Image image)
