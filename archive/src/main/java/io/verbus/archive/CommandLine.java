@@ -153,4 +153,14 @@ final class CommandLine
         }
         return context;
     }
+
+    /**
+     * @param context one {@link #archiveContext()} returned.
+     * @return true when it joins the driver found running in the Aeron dir (not {@code --remote}): a driver killed
+     * less than the activity timeout ago looks running too, so a failure to reach its archive may pass.
+     */
+    boolean joinsDriverFoundRunning(final ArchiveConnection.Context context)
+    {
+        return !has("--remote") && !context.launchArchive();
+    }
 }

@@ -137,24 +137,34 @@ public final class RecordMain
         final long deadlineNs = System.nanoTime() + ARCHIVE_MARK_FILE_WAIT_NS;
         while (true)
         {
+            final ArchiveConnection.Context archive = commandLine.archiveContext();
             try
             {
                 return VerbusRecorder.launch(new VerbusRecorder.Context()
                     .verbus(verbus)
                     .channel(channel)
                     .streamId(streamId)
-                    .archive(commandLine.archiveContext())
+                    .archive(archive)
                     .listener(new PrintingListener(out)));
             }
             catch (final RuntimeException ex)
             {
                 final String message = String.valueOf(ex.getMessage());
-                if (!message.contains("active mark file") || System.nanoTime() > deadlineNs)
+                final boolean markFile = message.contains("active mark file");
+                // A recorder restarted right after a kill -9 finds its dead driver's heartbeat still fresh, joins it
+                // and times out reaching its archive: retried, the driver counts as stopped once the heartbeat is
+                // stale, and this recorder launches its own.
+                final boolean staleDriver = commandLine.joinsDriverFoundRunning(archive);
+                if ((!markFile && !staleDriver) || System.nanoTime() > deadlineNs)
                 {
                     throw ex;
                 }
-                out.println("verbus record: the archive dir is still marked active by an archive that stopped " +
-                    "without closing (crashed?); retrying until its mark file expires");
+                out.println(markFile ?
+                    "verbus record: the archive dir is still marked active by an archive that stopped without " +
+                    "closing (crashed?); retrying until its mark file expires" :
+                    "verbus record: no archive answered at the media driver running in " + archive.aeronDir() +
+                    " (" + message + "); retrying: a driver killed moments ago still looks alive for " +
+                    ArchiveConnection.DRIVER_ACTIVE_TIMEOUT_MS + " ms");
                 Thread.sleep(1_000);
             }
         }
