@@ -29,7 +29,8 @@ public final class ReplayMain
           --stream N             replay this stream: the session of its newest recording unless --session
           --session S            the publisher session to replay, across its recordings (gaps are reported)
           --from P               first position (a frame boundary; default: the start of the first recording)
-          --to P                 position to stop at (default: the end of the last recording)
+          --to P                 position to stop at (default: the end of the last recording; of a live one, where
+                                 it has got to when the replay starts)
           --print N              print the first N frames (position, length, flags, session, first bytes)
           --to-channel C         republish every frame into this Verbus channel (a new publication: positions equal
                                  the recorded ones when the replay starts at 0 or C is aeron: with init-term-id,
@@ -168,8 +169,24 @@ public final class ReplayMain
         final PrintStream err)
     {
         final RecordingDescriptor first = recordings.get(0);
+        final RecordingDescriptor last = recordings.get(recordings.size() - 1);
         final long from = commandLine.longValue("--from", -1);
-        final long to = commandLine.longValue("--to", Long.MAX_VALUE);
+        // The end of the last recording: where a live one has got to now, so a replay next to a running recorder
+        // ends (following it live would never print the summary).
+        final long livePosition = last.isActive() ? archive.getRecordingPosition(last.recordingId()) : -1;
+        final long lastEnd = last.isActive() ? Math.max(livePosition, last.startPosition()) : last.stopPosition();
+        final long to = commandLine.longValue("--to", lastEnd);
+        if (from > lastEnd)
+        {
+            err.println("verbus replay: --from " + from + " is past the end of the recordings (" + lastEnd +
+                (last.isActive() ? ", the live recording's position now)" : ")"));
+            return 2;
+        }
+        if (from >= 0 && to <= from && null != commandLine.value("--to", null))
+        {
+            err.println("verbus replay: --to " + to + " must be past --from " + from);
+            return 2;
+        }
         final FrameSummary summary = new FrameSummary(out, (int)commandLine.longValue("--print", 0));
         final List<RecordingGap> gaps = new ArrayList<>();
         out.println("verbus replay: stream=" + first.streamId() + " session=" + first.sessionId() + " from " +
@@ -233,6 +250,13 @@ public final class ReplayMain
                 }
             }
             summary.print(System.nanoTime() - startNs, gaps.size());
+            final long expectedEnd = Math.min(to, lastEnd);
+            if (replay.position() < expectedEnd)
+            {
+                err.println("verbus replay: the replay ended at position " + replay.position() + ", short of " +
+                    expectedEnd + ": its image closed early (the archive stopped or went away?)");
+                return 1;
+            }
             return 0;
         }
         catch (final InterruptedException ex)

@@ -21,6 +21,7 @@ import java.util.zip.CRC32C;
 import static io.verbus.archive.ArchiveTestSupport.STREAM_ID;
 import static io.verbus.test.MessageStream.Sizes.RARELY_FRAGMENTED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@code ./verbus record} and {@code ./verbus replay} as a user runs them, against an rdma/shm publisher. */
@@ -50,7 +51,7 @@ class RecordReplayCommandTest
             final int[] recordStatus = { -1 };
             final Thread recordThread = Thread.ofPlatform().start(() -> recordStatus[0] = RecordMain.run(concat(
                 new String[] { "--channel", channel, "--stream", Integer.toString(STREAM_ID), "--dir",
-                    dir.resolve("recorder").toString(), "--duration", "6", "--status-interval", "1" }, archiveArgs),
+                    dir.resolve("recorder").toString(), "--duration", "10", "--status-interval", "1" }, archiveArgs),
                 recordOut, recordOut));
             TestSupport.await("recording started", () -> output(recordOutput).contains("started recording"));
             TestSupport.await("two subscribers", () -> 1 == live.imageCount() && publication.isConnected());
@@ -80,6 +81,12 @@ class RecordReplayCommandTest
             final long endPosition = publication.position();
             TestSupport.await("recorded to the end", () -> output(recordOutput).contains(
                 "recorded position " + endPosition + ","));
+            // Beside the running recorder, as the README shows: the replay ends where the live recording has got to
+            // (before 2026-12-04 it followed the live recording and never printed its summary).
+            final String whileRecording = runWithin(20_000,
+                concat(new String[] { "--stream", Integer.toString(STREAM_ID) }, archiveArgs));
+            assertTrue(whileRecording.contains(MESSAGES + " messages"), whileRecording);
+            assertTrue(output(recordOutput).contains("recorded position"), "the recorder was still running");
             recordThread.join(30_000);
             assertEquals(0, recordStatus[0], output(recordOutput));
 
@@ -96,7 +103,32 @@ class RecordReplayCommandTest
                 "the replayed frames' checksum equals the live frames' (" +
                 String.format(Locale.ROOT, "%08x", liveCrc.getValue()) + "): " + replay);
             assertTrue(replay.contains("frame position="), replay);
+
+            // A range the recordings cannot serve is an error, not an empty replay that exits 0.
+            final String pastEnd = runExpecting(2, concat(new String[] {
+                "--stream", Integer.toString(STREAM_ID), "--from", Long.toString(endPosition + 32) }, archiveArgs));
+            assertTrue(pastEnd.contains("is past the end of the recordings (" + endPosition + ")"), pastEnd);
+            final String backwards = runExpecting(2, concat(new String[] {
+                "--stream", Integer.toString(STREAM_ID), "--from", "64", "--to", "64" }, archiveArgs));
+            assertTrue(backwards.contains("--to 64 must be past --from 64"), backwards);
         }
+    }
+
+    private static String runWithin(final long timeoutMs, final String[] args) throws InterruptedException
+    {
+        final String[] output = new String[1];
+        final Thread replay = Thread.ofPlatform().start(() -> output[0] = run(args));
+        replay.join(timeoutMs);
+        assertFalse(replay.isAlive(), "the replay did not end within " + timeoutMs + " ms");
+        return output[0];
+    }
+
+    private static String runExpecting(final int expectedStatus, final String[] args)
+    {
+        final ByteArrayOutputStream output = new ByteArrayOutputStream();
+        final PrintStream out = new PrintStream(output, true, StandardCharsets.UTF_8);
+        assertEquals(expectedStatus, ReplayMain.run(args, out, out), output(output));
+        return output(output);
     }
 
     private static String run(final String[] args)
