@@ -230,6 +230,16 @@ public final class VerbusRecorder implements Agent, AutoCloseable
                 }
                 if (recorder.isDrained())
                 {
+                    // An image that closed before the recorder read all of it (the recorder held back by an archive
+                    // behind it, the image gone after its linger or drain timeout) leaves its tail unrecorded: say so
+                    // where the end is known. (A publisher lost without an end of stream leaves no such mark.)
+                    final long endOfStream = recorder.image().endOfStreamPosition();
+                    if (Long.MAX_VALUE != endOfStream && endOfStream > recorder.consumedPosition())
+                    {
+                        reportGap(new RecordingGap(recorder.streamId(), recorder.sessionId(),
+                            recorder.consumedPosition(), endOfStream,
+                            "the image closed before the recorder read it (the archive was behind)"));
+                    }
                     recorder.closePublication();
                     recorder.state(ImageRecorder.State.CLOSING, nowNs);
                     work++;

@@ -110,6 +110,62 @@ class RecorderFallsBehindTest
     }
 
     @Test
+    void shouldReportTheTailAsAGapWhenTheImageClosesBeforeTheStalledRecorderReadIt() throws Exception
+    {
+        try (RdmaTestSupport rdma = new RdmaTestSupport(dir.resolve("fabric"));
+            Verbus verbus = Verbus.launch(TestSupport.context(dir)))
+        {
+            final ExclusivePublication publication = verbus.addExclusivePublication(
+                "rdma:endpoint=127.0.0.1:0|provider=shm|term-length=64k|fc=min", STREAM_ID);
+            final String channel = "rdma:endpoint=127.0.0.1:" + StreamPublisherMainPort.of(verbus) +
+                "|provider=shm|heartbeat=50ms|timeout=1s";
+            final Subscription live = verbus.addSubscription(channel, STREAM_ID);
+            final FrameCapture capture = new FrameCapture(8 * 1024 * 1024);
+            final ArchiveRestartTest.Publisher publisher = new ArchiveRestartTest.Publisher(publication, live, capture);
+            final RecordingEvents events = new RecordingEvents();
+            try (VerbusRecorder recorder = VerbusRecorder.launch(new VerbusRecorder.Context()
+                .verbus(verbus).channel(channel).streamId(STREAM_ID).archive(ArchiveTestSupport.embeddedArchive(dir))
+                .ownThread(false).listener(events)))
+            {
+                TestSupport.await("both subscribers", () -> 1 == live.imageCount() && publication.isConnected() &&
+                    1 == recorder.subscription().imageCount(), recorder::doWork);
+                TestSupport.await("a third", () -> publisher.sequence() == MESSAGES / 3, () ->
+                {
+                    publisher.publishUpTo(MESSAGES / 3);
+                    recorder.doWork();
+                });
+                // The recorder stalls; the publisher goes on until the recorder holds it back, then closes.
+                final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                long lastPosition = publication.position();
+                long lastMoveNs = System.nanoTime();
+                while (System.nanoTime() - lastMoveNs < TimeUnit.MILLISECONDS.toNanos(300))
+                {
+                    assertTrue(System.nanoTime() < deadlineNs, "the publisher was never held back by the recorder");
+                    publisher.publishUpTo(MESSAGES);
+                    if (publication.position() != lastPosition)
+                    {
+                        lastPosition = publication.position();
+                        lastMoveNs = System.nanoTime();
+                    }
+                    Thread.yield();
+                }
+                final long endPosition = publication.position();
+                publication.close();
+                // The recorder's image keeps the stream's end for the channel timeout (1 s), then goes unread.
+                TestSupport.await("the recorder's image closed", () -> 0 == recorder.subscription().imageCount());
+
+                TestSupport.await("the recording stopped", () -> events.events.stream()
+                    .anyMatch((event) -> event.startsWith("stopped")), recorder::doWork);
+                final List<RecordingGap> tail = recorder.gaps().stream()
+                    .filter((gap) -> gap.toPosition() == endPosition).toList();
+                assertEquals(1, tail.size(), "the unread tail up to " + endPosition + " is a gap: " + recorder.gaps());
+                assertTrue(tail.get(0).fromPosition() < endPosition, tail.toString());
+                assertTrue(tail.get(0).reason().contains("closed before the recorder read it"), tail.toString());
+            }
+        }
+    }
+
+    @Test
     void shouldReportEachGapAndRecordOnInANewRecordingWhenDroppedUnderFcMax() throws Exception
     {
         try (RdmaTestSupport rdma = new RdmaTestSupport(dir.resolve("fabric"));
