@@ -293,6 +293,13 @@ public final class LateJoinSubscription implements Subscription
             {
                 position = replayPosition;    // moved over term-end padding
             }
+            else if (liveJoinPosition >= 0 && replayPosition > liveJoinPosition && position < liveJoinPosition)
+            {
+                // The replay jumped a recording gap past where the live image joined: below the join nothing holds
+                // those positions (reported, clipped to the join), from the join on the live image does. Left at
+                // the gap's start, the joiner waited for a replay that only offers frames past the join: for good.
+                position = liveJoinPosition;
+            }
         }
 
         if (Phase.REPLAY == phase)
@@ -410,8 +417,18 @@ public final class LateJoinSubscription implements Subscription
 
     private void onGap(final RecordingGap gap)
     {
-        gaps.add(gap);
-        context.gapListener().accept(gap);
+        RecordingGap reported = gap;
+        if (liveJoinPosition >= 0 && gap.toPosition() > liveJoinPosition)
+        {
+            if (gap.fromPosition() >= liveJoinPosition)
+            {
+                return; // the live image holds all of it
+            }
+            reported = new RecordingGap(gap.streamId(), gap.sessionId(), gap.fromPosition(), liveJoinPosition,
+                gap.reason());
+        }
+        gaps.add(reported);
+        context.gapListener().accept(reported);
     }
 
     private ControlledFragmentHandler.Action onReplayFragment(
