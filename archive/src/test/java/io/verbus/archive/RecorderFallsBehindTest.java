@@ -67,20 +67,7 @@ class RecorderFallsBehindTest
 
                 final long recordedAtStall = recorder.recordedPosition(publication.sessionId());
                 // The recorder stalls: publish until the publisher has not moved for 300 ms (it is held back).
-                final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                long lastPosition = publication.position();
-                long lastMoveNs = System.nanoTime();
-                while (System.nanoTime() - lastMoveNs < TimeUnit.MILLISECONDS.toNanos(300))
-                {
-                    assertTrue(System.nanoTime() < deadlineNs, "the publisher was never held back by the recorder");
-                    publisher.publishUpTo(MESSAGES);
-                    if (publication.position() != lastPosition)
-                    {
-                        lastPosition = publication.position();
-                        lastMoveNs = System.nanoTime();
-                    }
-                    Thread.yield();
-                }
+                publishUntilHeldBack(publication, publisher);
                 final long stalledAt = publication.position();
                 assertTrue(publisher.sequence() < MESSAGES, "held back before the end of the stream");
                 // At most: the recorder's retention (read, not yet recorded), the publication's window (half a term)
@@ -135,20 +122,7 @@ class RecorderFallsBehindTest
                     recorder.doWork();
                 });
                 // The recorder stalls; the publisher goes on until the recorder holds it back, then closes.
-                final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                long lastPosition = publication.position();
-                long lastMoveNs = System.nanoTime();
-                while (System.nanoTime() - lastMoveNs < TimeUnit.MILLISECONDS.toNanos(300))
-                {
-                    assertTrue(System.nanoTime() < deadlineNs, "the publisher was never held back by the recorder");
-                    publisher.publishUpTo(MESSAGES);
-                    if (publication.position() != lastPosition)
-                    {
-                        lastPosition = publication.position();
-                        lastMoveNs = System.nanoTime();
-                    }
-                    Thread.yield();
-                }
+                publishUntilHeldBack(publication, publisher);
                 final long endPosition = publication.position();
                 publication.close();
                 // The recorder's image keeps the stream's end for the channel timeout (1 s), then goes unread.
@@ -254,6 +228,26 @@ class RecorderFallsBehindTest
                 }
                 System.out.println("recorder dropped under fc=max: " + events);
             }
+        }
+    }
+
+    /** Publishes until the publication has not moved for 300 ms: the stalled recorder holds it back (fc=min). */
+    private static void publishUntilHeldBack(
+        final ExclusivePublication publication, final ArchiveRestartTest.Publisher publisher)
+    {
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        long lastPosition = publication.position();
+        long lastMoveNs = System.nanoTime();
+        while (System.nanoTime() - lastMoveNs < TimeUnit.MILLISECONDS.toNanos(300))
+        {
+            assertTrue(System.nanoTime() < deadlineNs, "the publisher was never held back by the recorder");
+            publisher.publishUpTo(MESSAGES);
+            if (publication.position() != lastPosition)
+            {
+                lastPosition = publication.position();
+                lastMoveNs = System.nanoTime();
+            }
+            Thread.yield();
         }
     }
 }

@@ -315,20 +315,10 @@ class TcpDataPathTest
     @Test
     void shouldFailAWriteWhoseRegionIsDeregisteredWhileItsPayloadIsPlacedDirectly()
     {
-        connect(context(), context(), TcpDevice.MAX_MESSAGE_LENGTH);
-        final TcpQueuePair responderQp = (TcpQueuePair)target;
         // The responder's own thread drives it, so the payload stops arriving while it pauses: more than the kernel
         // buffers hold is still at the requester when the region goes away.
-        batch.clear().add().write(1, source.address(), TcpDevice.MAX_MESSAGE_LENGTH, source.lkey(), sink.address(),
-            sink.rkey(), SendFlags.SIGNALED);
-        assertEquals(PostResult.OK, requester.postSend(batch));
+        startALargeWritePlacedDirectly();
         final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
-        while (responderQp.directPlacements() == 0)
-        {
-            assertTrue(System.nanoTime() < deadlineNs, "the direct placement never started");
-            target.progress();
-            initiatorCq.poll(completions, 1);
-        }
         sink.deregister();
 
         WorkCompletion completion = null;
@@ -348,19 +338,7 @@ class TcpDataPathTest
     @Test
     void shouldPlaceNoMoreOfADirectlyPlacedPayloadOnceTheResponderIsInError()
     {
-        connect(context(), context(), TcpDevice.MAX_MESSAGE_LENGTH);
-        final TcpQueuePair responderQp = (TcpQueuePair)target;
-        source.segment().fill((byte)0x5A);
-        batch.clear().add().write(1, source.address(), TcpDevice.MAX_MESSAGE_LENGTH, source.lkey(), sink.address(),
-            sink.rkey(), SendFlags.SIGNALED);
-        assertEquals(PostResult.OK, requester.postSend(batch));
-        final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
-        while (responderQp.directPlacements() == 0)
-        {
-            assertTrue(System.nanoTime() < deadlineNs, "the direct placement never started");
-            target.progress();
-            initiatorCq.poll(completions, 1);
-        }
+        startALargeWritePlacedDirectly();
         target.modifyToError();
 
         // The requester goes on sending the 16 MiB (nothing told it yet), far more than the kernel buffers held when
@@ -375,6 +353,24 @@ class TcpDataPathTest
         final MemorySegment placed = sink.segment();
         assertEquals(0, placed.get(ValueLayout.JAVA_BYTE, TcpDevice.MAX_MESSAGE_LENGTH - 1),
             "the end of the payload was placed after the QP went to ERR");
+    }
+
+    /** A pair with 16 MiB regions and one 16 MiB WRITE of 0x5A bytes posted: returns once it is placed directly. */
+    private void startALargeWritePlacedDirectly()
+    {
+        connect(context(), context(), TcpDevice.MAX_MESSAGE_LENGTH);
+        final TcpQueuePair responderQp = (TcpQueuePair)target;
+        source.segment().fill((byte)0x5A);
+        batch.clear().add().write(1, source.address(), TcpDevice.MAX_MESSAGE_LENGTH, source.lkey(), sink.address(),
+            sink.rkey(), SendFlags.SIGNALED);
+        assertEquals(PostResult.OK, requester.postSend(batch));
+        final long deadlineNs = System.nanoTime() + TIMEOUT_NS;
+        while (responderQp.directPlacements() == 0)
+        {
+            assertTrue(System.nanoTime() < deadlineNs, "the direct placement never started");
+            target.progress();
+            initiatorCq.poll(completions, 1);
+        }
     }
 
     @Test
