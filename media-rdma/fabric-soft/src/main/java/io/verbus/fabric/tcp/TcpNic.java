@@ -350,13 +350,7 @@ final class TcpNic implements Agent
             {
                 return false;
             }
-            final int targetQpn = in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET);
-            TcpQueuePair target = find(targetQpn);
-            if (null == target)
-            {
-                commands.drain(runCommand); // created, its add command not yet drained (as in processHello)
-                target = find(targetQpn);
-            }
+            final TcpQueuePair target = findDrainingCommands(in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET));
             return null != target && in.getInt(start + TcpWire.HELLO_TARGET_PSN_OFFSET) == target.localPsn();
         }
         finally
@@ -464,14 +458,7 @@ final class TcpNic implements Agent
             {
                 return timedOut ? refuse(connection, "no whole hello within the connect timeout") : 0;
             }
-            final int targetQpn = in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET);
-            TcpQueuePair target = find(targetQpn);
-            if (null == target)
-            {
-                // The QP may be created but its add command not yet drained: look again after draining.
-                commands.drain(runCommand);
-                target = find(targetQpn);
-            }
+            final TcpQueuePair target = findDrainingCommands(in.getInt(start + TcpWire.HELLO_TARGET_QPN_OFFSET));
             // Unknown QP, or one that does not know its peer yet (the handshake that tells it may still be under
             // way: the dialer reached RTS before this side reached RTR): wait, then check.
             final QueuePairConnectionInfo remote = null == target ? null : target.remoteConnectionInfo();
@@ -623,6 +610,18 @@ final class TcpNic implements Agent
         {
             return "an unknown address";
         }
+    }
+
+    /** A hello's target: a QP may be created but its add command not yet drained, so look again after draining. */
+    private TcpQueuePair findDrainingCommands(final int qpNumber)
+    {
+        final TcpQueuePair qp = find(qpNumber);
+        if (null != qp)
+        {
+            return qp;
+        }
+        commands.drain(runCommand);
+        return find(qpNumber);
     }
 
     private TcpQueuePair find(final int qpNumber)

@@ -380,33 +380,6 @@ final class TcpRequester
      * completed and the frame is taken again) or {@link TcpQueuePair#DROP} (a response for nothing outstanding:
      * protocol error).
      */
-    /**
-     * A response names a sequence: every WR before it succeeded (the acknowledgement is cumulative).
-     *
-     * @return CONSUMED when all are completed, HOLD when the CQ is full, DROP when one of them is a READ or an atomic,
-     * which is answered on its own with its data: acknowledged in passing, it would complete with whatever its local
-     * buffer held standing in for the remote data.
-     */
-    private int completeBefore(final long sequence)
-    {
-        while (sqCompleted < sequence)
-        {
-            final int slot = (int)(sqCompleted % sqDepth);
-            final WorkRequestOpcode opcode = WR_OPCODES[sqOpcode[slot]];
-            if (opcode == WorkRequestOpcode.RDMA_READ || opcode.isAtomic())
-            {
-                return DROP;
-            }
-            if (!qp.reportSend(sqCompleted, WorkCompletionStatus.SUCCESS, sqLength[slot]))
-            {
-                return HOLD;
-            }
-            sqCompleted++;
-            rnrSinceNs = NONE;
-        }
-        return CONSUMED;
-    }
-
     int onResponse(
         final TcpConnection connection, final ByteBuffer in, final int frame, final int frameLength, final long nowNs)
     {
@@ -425,7 +398,9 @@ final class TcpRequester
         {
             return type == TcpWire.TYPE_ACK ? CONSUMED : DROP;
         }
-        if (type == TcpWire.TYPE_RNR_NAK && !WR_OPCODES[sqOpcode[(int)(sequence % sqDepth)]].consumesReceive())
+        final int slot = (int)(sequence % sqDepth);
+        final WorkRequestOpcode opcode = WR_OPCODES[sqOpcode[slot]];
+        if (type == TcpWire.TYPE_RNR_NAK && !opcode.consumesReceive())
         {
             return DROP; // only a request that needs a receive can find none: a responder that says otherwise lies
         }
@@ -444,8 +419,6 @@ final class TcpRequester
             return CONSUMED;
         }
 
-        final int slot = (int)(sequence % sqDepth);
-        final WorkRequestOpcode opcode = WR_OPCODES[sqOpcode[slot]];
         final int statusOrdinal = in.get(frame + TcpWire.RESPONSE_STATUS_OFFSET);
         if (statusOrdinal < 0 || statusOrdinal >= STATUSES.length)
         {
@@ -507,6 +480,33 @@ final class TcpRequester
         }
         sqCompleted++;
         rnrSinceNs = NONE;
+        return CONSUMED;
+    }
+
+    /**
+     * A response names a sequence: every WR before it succeeded (the acknowledgement is cumulative).
+     *
+     * @return CONSUMED when all are completed, HOLD when the CQ is full, DROP when one of them is a READ or an atomic,
+     * which is answered on its own with its data: acknowledged in passing, it would complete with whatever its local
+     * buffer held standing in for the remote data.
+     */
+    private int completeBefore(final long sequence)
+    {
+        while (sqCompleted < sequence)
+        {
+            final int slot = (int)(sqCompleted % sqDepth);
+            final WorkRequestOpcode opcode = WR_OPCODES[sqOpcode[slot]];
+            if (opcode == WorkRequestOpcode.RDMA_READ || opcode.isAtomic())
+            {
+                return DROP;
+            }
+            if (!qp.reportSend(sqCompleted, WorkCompletionStatus.SUCCESS, sqLength[slot]))
+            {
+                return HOLD;
+            }
+            sqCompleted++;
+            rnrSinceNs = NONE;
+        }
         return CONSUMED;
     }
 

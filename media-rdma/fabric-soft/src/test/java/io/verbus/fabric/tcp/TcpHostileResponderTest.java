@@ -92,11 +92,7 @@ class TcpHostileResponderTest
             // A WRITE takes no receive, so it cannot be RNR'd: before the fix one such NAK held it (and everything
             // behind it) for good, with the default infinite RNR count and the peer silent.
             writeResponse(peer, TcpWire.TYPE_RNR_NAK, 0);
-            final WorkCompletion completion = awaitCompletion(qp, WAIT_NS);
-            assertNotNull(completion, "the WRITE was still outstanding after 10 s");
-            assertEquals(7, completion.wrId());
-            assertNotEquals(WorkCompletionStatus.SUCCESS, completion.status());
-            assertEquals(QueuePairState.ERR, qp.state());
+            awaitFailure(qp, 7, "the WRITE was still outstanding after 10 s");
         }
     }
 
@@ -108,11 +104,9 @@ class TcpHostileResponderTest
         try (SocketChannel peer = acceptAndAnswerHello(qp))
         {
             writeResponse(peer, TcpWire.TYPE_RNR_NAK, 0);
-            final WorkCompletion completion = awaitCompletion(qp, WAIT_NS);
-            assertNotNull(completion, "a SEND RNR-NAKed once, then silence: still waiting after 10 s");
-            assertEquals(8, completion.wrId());
+            final WorkCompletion completion =
+                awaitFailure(qp, 8, "a SEND RNR-NAKed once, then silence: still waiting after 10 s");
             assertEquals(WorkCompletionStatus.RETRY_EXC_ERR, completion.status());
-            assertEquals(QueuePairState.ERR, qp.state());
         }
     }
 
@@ -152,11 +146,7 @@ class TcpHostileResponderTest
             // No READ response at all, only an acknowledgement of the WRITE behind it: before the fix the READ
             // completed SUCCESS with its buffer as it was (0x11s) standing in for the remote data.
             writeResponse(peer, TcpWire.TYPE_ACK, 1);
-            final WorkCompletion completion = awaitCompletion(qp, WAIT_NS);
-            assertNotNull(completion, "nothing completed");
-            assertEquals(10, completion.wrId());
-            assertNotEquals(WorkCompletionStatus.SUCCESS, completion.status(), "a READ completed without its data");
-            assertEquals(QueuePairState.ERR, qp.state());
+            awaitFailure(qp, 10, "nothing completed");
         }
     }
 
@@ -240,6 +230,20 @@ class TcpHostileResponderTest
             peer.write(buffer);
             assertTrue(System.nanoTime() < deadlineNs, "the QP's socket never took the frame");
         }
+    }
+
+    /**
+     * The QP's head WR fails: a completion within {@link #WAIT_NS}, for {@code wrId}, not SUCCESS (a READ must never
+     * complete without its data), and the QP in ERR.
+     */
+    private WorkCompletion awaitFailure(final QueuePair qp, final long wrId, final String whenNone)
+    {
+        final WorkCompletion completion = awaitCompletion(qp, WAIT_NS);
+        assertNotNull(completion, whenNone);
+        assertEquals(wrId, completion.wrId());
+        assertNotEquals(WorkCompletionStatus.SUCCESS, completion.status(), "WR " + wrId + " completed SUCCESS");
+        assertEquals(QueuePairState.ERR, qp.state());
+        return completion;
     }
 
     /** @return the first completion polled within {@code timeoutNs}, or null. */
