@@ -175,6 +175,7 @@ public final class ReplayMain
         // ends (following it live would never print the summary).
         final long livePosition = last.isActive() ? archive.getRecordingPosition(last.recordingId()) : -1;
         final long lastEnd = last.isActive() ? Math.max(livePosition, last.startPosition()) : last.stopPosition();
+        final boolean toGiven = null != commandLine.value("--to", null);
         final long to = commandLine.longValue("--to", lastEnd);
         if (from > lastEnd)
         {
@@ -182,7 +183,7 @@ public final class ReplayMain
                 (last.isActive() ? ", the live recording's position now)" : ")"));
             return 2;
         }
-        if (from >= 0 && to <= from && null != commandLine.value("--to", null))
+        if (from >= 0 && to <= from && toGiven)
         {
             err.println("verbus replay: --to " + to + " must be past --from " + from);
             return 2;
@@ -191,7 +192,7 @@ public final class ReplayMain
         final List<RecordingGap> gaps = new ArrayList<>();
         out.println("verbus replay: stream=" + first.streamId() + " session=" + first.sessionId() + " from " +
             (from < 0 ? "the start" : Long.toString(from)) + " to " +
-            (Long.MAX_VALUE == to ? "the end" : Long.toString(to)) + " over " + recordings.size() + " recording(s)");
+            (toGiven ? Long.toString(to) : "the end (" + to + ")") + " over " + recordings.size() + " recording(s)");
 
         try (SessionReplay replay = new SessionReplay(connection, archive, recordings, from, to, (gap) ->
         {
