@@ -74,7 +74,7 @@ class RemoteArchiveTest
         }
     }
 
-    private static int freeUdpPort() throws Exception
+    static int freeUdpPort() throws Exception
     {
         try (DatagramSocket socket = new DatagramSocket(0))
         {
