@@ -238,7 +238,8 @@ final class ControlListener implements AutoCloseable
             // Full of handshakes in progress, most likely slow or silent clients: the oldest makes room (its own
             // thread reports it, as EVICTED). A real subscriber completes its handshake in milliseconds, so slow
             // or stalled connections no longer keep it out for their whole deadline, as refusing newcomers did
-            // (about 10 s in an attacker's check).
+            // (about 10 s in an attacker's check). Never one whose peer proved the secret (see
+            // PendingHandshake.markAuthenticated): a flood of bare connections would otherwise evict admitted ones.
             evictOldest();
         }
         if (pending.size() >= 2 * maxPendingHandshakes)
@@ -270,13 +271,13 @@ final class ControlListener implements AutoCloseable
         }
     }
 
-    /** @return true when the oldest live handshake was closed to make room. */
+    /** @return true when the oldest handshake not yet authenticated was closed to make room. */
     private boolean evictOldest()
     {
         PendingHandshake oldest = null;
         for (final PendingHandshake handshake : pending)
         {
-            if (handshake.isLive() && (null == oldest || handshake.deadlineNs() - oldest.deadlineNs() < 0))
+            if (handshake.isEvictable() && (null == oldest || handshake.deadlineNs() - oldest.deadlineNs() < 0))
             {
                 oldest = handshake;
             }

@@ -16,6 +16,8 @@ final class PendingHandshake
     private volatile boolean finished;
     private volatile boolean expired;
     private volatile boolean evicted;
+    /** The peer proved the secret (its CONNECT checked out): never evicted to make room for a newcomer. */
+    private volatile boolean authenticated;
 
     /**
      * @param slots the endpoint's pending handshakes: this one is added now and removes itself when finished.
@@ -70,6 +72,22 @@ final class PendingHandshake
         evicted = true;
         closeSocket();
         return true;
+    }
+
+    /**
+     * The peer proved it holds the secret: from here on only its deadline ends it, not a newcomer. Otherwise anyone
+     * who reaches the port could close an admitted subscriber's handshake (a catch-up by RDMA READ lasts seconds) by
+     * opening connections that cost them nothing, one slot table's worth at a time.
+     */
+    void markAuthenticated()
+    {
+        authenticated = true;
+    }
+
+    /** @return true when a newcomer may close it to make room: live and not yet authenticated. */
+    boolean isEvictable()
+    {
+        return isLive() && !authenticated;
     }
 
     /** @return true when it is still in its handshake and neither expired nor evicted. */

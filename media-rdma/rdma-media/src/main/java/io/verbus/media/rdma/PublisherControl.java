@@ -47,6 +47,7 @@ final class PublisherControl implements AutoCloseable
     private final AtomicCounter portCounter;
     private final RejectedHandshakes rejections;
     private final ConnectionResources resources = new ConnectionResources();
+    /** Subscribers admitted so far (whether or not their handshake then completed); names each connection. */
     private final AtomicLong connectionIds = new AtomicLong();
     private final Set<Thread> handlers = ConcurrentHashMap.newKeySet();
     private final Set<SocketMessageTransport> transports = ConcurrentHashMap.newKeySet();
@@ -119,6 +120,12 @@ final class PublisherControl implements AutoCloseable
         return rejections.count();
     }
 
+    /** @return subscribers admitted so far, including any whose handshake then failed (diagnostics, for tests). */
+    long admissions()
+    {
+        return connectionIds.get();
+    }
+
     /** The endpoint's count moved: show it (the endpoint may reject before this publication is fully built). */
     private void updateRejectedCounter()
     {
@@ -165,6 +172,7 @@ final class PublisherControl implements AutoCloseable
                 public PublisherHandshake.Admission admit(final PublisherHandshake.SubscriberOffer offer)
                     throws HandshakeException
                 {
+                    pending.markAuthenticated(); // offers come only after the CONNECT's proof checked out
                     return PublisherControl.this.admit(offer, t);
                 }
 

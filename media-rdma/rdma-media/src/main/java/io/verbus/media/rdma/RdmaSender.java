@@ -180,6 +180,12 @@ public final class RdmaSender implements MediaSender
         return control.rejectedHandshakes();
     }
 
+    /** @return subscribers admitted so far, including any whose handshake then failed (diagnostics, for tests). */
+    long admissions()
+    {
+        return control.admissions();
+    }
+
     FabricEndpoint endpoint()
     {
         return endpoint;

@@ -175,6 +175,63 @@ class RdmaControlPortAttackTest
         }
     }
 
+    /**
+     * A subscriber that proved the secret and waits to be taken on (here: the sender's duty cycle is held, as a
+     * catch-up by RDMA READ holds it for seconds) is not the oldest handshake a flood of bare connections may evict:
+     * evicted, its admission was thrown away and it had to start again, and under a steady flood never got in.
+     */
+    @Test
+    void shouldNeverEvictAnAuthenticatedHandshakeToMakeRoomForAStranger() throws Exception
+    {
+        final List<SocketChannel> stalled = new ArrayList<>();
+        try (RdmaRig rig = new RdmaRig(dir, "shm", 64 * 1024, null, "heartbeat", "20ms", "timeout", "20s"))
+        {
+            final InetSocketAddress address = new InetSocketAddress("127.0.0.1", rig.sender.controlPort());
+            final RdmaRig.Subscriber legit = rig.addSubscriber();
+            // Authenticated and admitted (its QP exists), waiting for the sender's duty cycle, which is not run yet.
+            awaitHoldingTheSender(legit, "the subscriber is admitted", () -> 1 == rig.sender.admissions());
+
+            final byte[] hello = hello();
+            for (int i = 0; i < ControlListener.MAX_PENDING_HANDSHAKES_DEFAULT + 16; i++)
+            {
+                final SocketChannel channel = SocketChannel.open(address);
+                channel.write(ByteBuffer.wrap(hello)); // then never answer the CHALLENGE
+                stalled.add(channel);
+            }
+            // The evictions: every newcomer past the table's size closes one handshake.
+            awaitHoldingTheSender(legit, "the flood was served", () -> rig.sender.rejectedHandshakes() >= 16);
+
+            rig.awaitCondition("the subscriber gets in", 10_000, () -> null != legit.image());
+            assertEquals(1, rig.sender.admissions(), "admitted once: its first handshake was never evicted");
+            assertEquals(1, legit.receiver.connectionsMade());
+        }
+        finally
+        {
+            for (final SocketChannel channel : stalled)
+            {
+                channel.close();
+            }
+        }
+    }
+
+    /** Runs the subscriber's duty cycle but not the publication's sender until the condition holds. */
+    private static void awaitHoldingTheSender(
+        final RdmaRig.Subscriber subscriber, final String what, final java.util.function.BooleanSupplier condition)
+    {
+        final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean())
+        {
+            if (System.nanoTime() > deadlineNs)
+            {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            if (0 == subscriber.receiver.doWork())
+            {
+                RdmaRig.sleepMicros(200);
+            }
+        }
+    }
+
     /** @return a well-formed HELLO for the rig's stream, with a zero client nonce. */
     private static byte[] hello()
     {
