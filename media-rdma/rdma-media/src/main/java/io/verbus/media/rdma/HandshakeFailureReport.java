@@ -51,7 +51,11 @@ final class HandshakeFailureReport
         {
             return null;
         }
-        final String cause = ex.getMessage();
+        // A REJECT is not authenticated (anyone answering the endpoint can send one), so its text is not what makes a
+        // cause new: keyed on the text, a peer varying it on every retry (4 a second) made each one a report and
+        // filled the driver's distinct error log. The reason it carries is a short, fixed list.
+        final String cause = HandshakeException.Reason.PEER_REJECTED == ex.reason() ?
+            ex.reason() + "/" + ex.peerReason() : ex.getMessage();
         if (cause.equals(lastCause) && nowNs - lastReportedNs < REPEAT_INTERVAL_NS)
         {
             return null;
@@ -59,8 +63,8 @@ final class HandshakeFailureReport
         lastCause = cause;
         lastReportedNs = nowNs;
         final AeronException report = new AeronException("rdma subscription " + subscriptionName +
-            ": handshake failed: " + cause + "; nothing registered for it; retrying (reported again when the cause " +
-            "changes, or every " + TimeUnit.NANOSECONDS.toSeconds(REPEAT_INTERVAL_NS) + " s while it lasts)",
+            ": handshake failed: " + ex.getMessage() + "; nothing registered for it; retrying (reported again when " +
+            "the cause changes, or every " + TimeUnit.NANOSECONDS.toSeconds(REPEAT_INTERVAL_NS) + " s while it lasts)",
             null, false, false, AeronException.Category.WARN);
         errorHandler.onError(report);
         return report;

@@ -60,6 +60,20 @@ class HandshakeFailureReportTest
     }
 
     @Test
+    void shouldReportAPeerThatVariesItsRejectTextOnlyOnceForItsReason()
+    {
+        // A REJECT carries no proof: whoever answers the endpoint chooses its text, and retries come 4 a second.
+        for (int i = 0; i < 100; i++)
+        {
+            report.onFailure(HandshakeException.rejectedByPeer(HandshakeException.Reason.STREAM_MISMATCH,
+                "publisher rejected (STREAM_MISMATCH): attempt " + i), i);
+        }
+        assertEquals(1, reported.size(), "one report for one reason");
+        assertNotNull(report.onFailure(HandshakeException.rejectedByPeer(HandshakeException.Reason.SESSION_MISMATCH,
+            "publisher rejected (SESSION_MISMATCH): attempt 100"), 100), "another reason is news");
+    }
+
+    @Test
     void shouldNotReportTimeoutsOrAPublisherThatClosed()
     {
         assertNull(report.onFailure(failure(HandshakeException.Reason.TIMEOUT, "no CHALLENGE in 5000 ms"), 0));
