@@ -315,8 +315,10 @@ final class ControlListener implements AutoCloseable
             final Handler handler = handlers.get(streamId);
             if (null == handler)
             {
+                // Not which streams it does carry: the peer has proved nothing yet, and each stream id fetches a
+                // CHALLENGE that tells its session, initial term id and term length.
                 throw new HandshakeException(HandshakeException.Reason.STREAM_MISMATCH,
-                    "HELLO.streamId=" + streamId + " but this endpoint carries streams " + handlers.keySet());
+                    "HELLO.streamId=" + streamId + ": no publication of that stream on this endpoint");
             }
             final byte[] hello = new byte[length];
             buffer.getBytes(0, hello);

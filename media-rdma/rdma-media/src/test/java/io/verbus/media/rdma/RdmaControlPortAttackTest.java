@@ -18,6 +18,7 @@ import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -211,6 +212,30 @@ class RdmaControlPortAttackTest
             {
                 channel.close();
             }
+        }
+    }
+
+    @Test
+    void shouldNotTellAnUnauthenticatedPeerWhichStreamsTheEndpointCarries() throws Exception
+    {
+        try (RdmaRig rig = new RdmaRig(dir, "shm", 64 * 1024, null, "heartbeat", "20ms", "timeout", "2s");
+            SocketChannel channel = SocketChannel.open(new InetSocketAddress("127.0.0.1", rig.sender.controlPort())))
+        {
+            final byte[] hello = hello();
+            final ExpandableArrayBuffer wrongStream = new ExpandableArrayBuffer(HelloFlyweight.LENGTH);
+            wrongStream.putBytes(0, hello);
+            new HelloFlyweight().wrap(wrongStream, 0).streamId(424242);
+            wrongStream.getBytes(0, hello);
+            channel.write(ByteBuffer.wrap(hello));
+            final ByteBuffer reply = ByteBuffer.allocate(1024);
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (channel.read(reply) >= 0 && System.nanoTime() < deadlineNs)
+            {
+                Thread.onSpinWait();
+            }
+            final String text = new String(reply.array(), 0, reply.position(), StandardCharsets.ISO_8859_1);
+            assertTrue(text.contains("HELLO.streamId=424242"), "the REJECT says what was wrong: " + text);
+            assertTrue(!text.contains(Integer.toString(RdmaRig.STREAM_ID)), "and names no stream it carries: " + text);
         }
     }
 
