@@ -2,6 +2,7 @@ package io.verbus.log;
 
 import io.aeron.logbuffer.ControlledFragmentHandler;
 import io.aeron.protocol.DataHeaderFlyweight;
+import io.aeron.protocol.HeaderFlyweight;
 import io.verbus.media.CounterBound;
 import io.verbus.media.ImageBound;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -253,6 +254,29 @@ class BoundedImageTest
         corrupted.clear();
         assertMisplacedFrameMakesImageUnavailable(
             DataHeaderFlyweight.STREAM_ID_FIELD_OFFSET, LogFixture.STREAM_ID + 1);
+    }
+
+    @Test
+    void shouldGoUnavailableOnAFrameOfAnUnknownType()
+    {
+        try (LogFixture log = new LogFixture(tempDir.resolve("unknown-type"), TERM_LENGTH, 1408))
+        {
+            final ExclusiveLogPublication publication = log.exclusive();
+            final List<Long> positions = offerNumbered(publication, 3);
+            final long first = positions.get(0);
+            // A header sound in every other field, its type a status message's: not data, not padding.
+            log.term(0).putShort((int)first + HeaderFlyweight.TYPE_FIELD_OFFSET, (short)HeaderFlyweight.HDR_TYPE_SM);
+            boundBuffer.putLongRelease(BOUND_OFFSET, positions.get(2));
+
+            final LogImage image = boundedImage(log);
+            final List<Integer> seen = new ArrayList<>();
+            assertEquals(1, image.poll((b, o, l, h) -> seen.add(b.getInt(o)), 100), "frames before it arrive");
+            assertEquals(List.of(0), seen, "the frame of another type is not delivered as data");
+            assertEquals(first, image.position());
+            assertTrue(image.isClosed());
+            assertEquals(1, errors.size());
+            assertTrue(errors.get(0).getMessage().contains("its type is 0x3"), errors.get(0).getMessage());
+        }
     }
 
     /** The second frame's header gets {@code value} at {@code fieldOffset}; its length stays sound. */
