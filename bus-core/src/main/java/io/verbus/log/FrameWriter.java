@@ -99,6 +99,26 @@ public final class FrameWriter
     }
 
     /**
+     * @param termBuffer holding the frame.
+     * @param termOffset where the frame is read.
+     * @return the frame's type field, unsigned.
+     */
+    public static int frameType(final DirectBuffer termBuffer, final int termOffset)
+    {
+        return termBuffer.getShort(termOffset + HeaderFlyweight.TYPE_FIELD_OFFSET) & 0xFFFF;
+    }
+
+    /**
+     * @param type a frame's type ({@link #frameType}).
+     * @return true for the types a log holds: data and padding. A reader of a log another process writes refuses the
+     * rest rather than hand them on as data.
+     */
+    public static boolean isLogFrameType(final int type)
+    {
+        return HeaderFlyweight.HDR_TYPE_DATA == type || HeaderFlyweight.HDR_TYPE_PAD == type;
+    }
+
+    /**
      * Whether the header of the frame at {@code termOffset} names that term offset and the given session, stream and
      * term, as {@link #writeHeader} writes them: what a reader of a log that another process writes (a remote ring, a
      * catch-up READ) checks before it takes the frame for the one due there.

@@ -900,8 +900,8 @@ public final class LogImage implements Image
         {
             // A log holds data and padding frames only; any other type a remote writer put below the bound would
             // reach the fragment handler (or an archive through blockPoll) as data.
-            final int type = termBuffer.getShort(frameOffset + HeaderFlyweight.TYPE_FIELD_OFFSET) & 0xFFFF;
-            if (HeaderFlyweight.HDR_TYPE_DATA != type && HeaderFlyweight.HDR_TYPE_PAD != type)
+            final int type = FrameWriter.frameType(termBuffer, frameOffset);
+            if (!FrameWriter.isLogFrameType(type))
             {
                 onCorrupt(position, frameOffset, frameLength,
                     "its type is 0x" + Integer.toHexString(type) + ", neither data nor padding");

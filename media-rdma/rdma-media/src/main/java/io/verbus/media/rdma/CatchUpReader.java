@@ -3,7 +3,6 @@ package io.verbus.media.rdma;
 import io.aeron.logbuffer.FrameDescriptor;
 import io.aeron.logbuffer.LogBufferDescriptor;
 import io.aeron.protocol.DataHeaderFlyweight;
-import io.aeron.protocol.HeaderFlyweight;
 import io.verbus.fabric.CompletionQueue;
 import io.verbus.fabric.MemoryRegion;
 import io.verbus.fabric.PostResult;
@@ -125,12 +124,12 @@ final class CatchUpReader
             final int termOffset = (int)(position & (termLength - 1));
             final int termId = LogBufferDescriptor.computeTermIdFromPosition(position, bits, connection.initialTermId);
             final int frameLength = term.getIntVolatile(termOffset);
-            final int type = term.getShort(termOffset + HeaderFlyweight.TYPE_FIELD_OFFSET) & 0xFFFF;
+            final int type = FrameWriter.frameType(term, termOffset);
             final int alignedLength = (int)Math.min(Integer.MAX_VALUE,
                 ((long)frameLength + FrameDescriptor.FRAME_ALIGNMENT - 1) & ~(FrameDescriptor.FRAME_ALIGNMENT - 1));
             if (frameLength < DataHeaderFlyweight.HEADER_LENGTH ||
                 (long)termOffset + alignedLength > termLength ||
-                (HeaderFlyweight.HDR_TYPE_DATA != type && HeaderFlyweight.HDR_TYPE_PAD != type) ||
+                !FrameWriter.isLogFrameType(type) ||
                 !FrameWriter.isHeaderAt(term, termOffset, connection.sessionId, connection.streamId, termId))
             {
                 throw new HandshakeException(HandshakeException.Reason.OUT_OF_RANGE, "catch-up from " + from +
