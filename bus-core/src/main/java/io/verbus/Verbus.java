@@ -1,6 +1,7 @@
 package io.verbus;
 
 import io.verbus.common.InterruptImmuneIo;
+import io.verbus.common.SystemProperties;
 import io.verbus.driver.Affinity;
 import io.verbus.driver.IdleStrategies;
 import org.agrona.DirectBuffer;
@@ -469,18 +470,18 @@ public final class Verbus implements AutoCloseable
         private int conductorCpu = -1;
         private int senderCpu = -1;
         private int receiverCpu = -1;
-        private int termLength = Integer.getInteger(TERM_LENGTH_PROP_NAME, TERM_LENGTH_DEFAULT);
-        private int mtuLength = Integer.getInteger(MTU_LENGTH_PROP_NAME, MTU_LENGTH_DEFAULT);
+        private int termLength = SystemProperties.sizeAsInt(TERM_LENGTH_PROP_NAME, TERM_LENGTH_DEFAULT);
+        private int mtuLength = SystemProperties.sizeAsInt(MTU_LENGTH_PROP_NAME, MTU_LENGTH_DEFAULT);
         private boolean useHugePages =
-            Boolean.parseBoolean(System.getProperty(USE_HUGE_PAGES_PROP_NAME, "true"));
+            SystemProperties.booleanValue(USE_HUGE_PAGES_PROP_NAME, true);
         private String hugetlbfsDir;
         private int maxCounters = MAX_COUNTERS_DEFAULT;
         private long lingerTimeoutNs = LINGER_TIMEOUT_NS_DEFAULT;
         private long publicationUnblockTimeoutNs =
-            Long.getLong(PUBLICATION_UNBLOCK_TIMEOUT_PROP_NAME, PUBLICATION_UNBLOCK_TIMEOUT_NS_DEFAULT);
-        private long driverTimeoutMs = Long.getLong(DRIVER_TIMEOUT_PROP_NAME, DRIVER_TIMEOUT_MS_DEFAULT);
+            SystemProperties.durationNs(PUBLICATION_UNBLOCK_TIMEOUT_PROP_NAME, PUBLICATION_UNBLOCK_TIMEOUT_NS_DEFAULT);
+        private long driverTimeoutMs = SystemProperties.durationMs(DRIVER_TIMEOUT_PROP_NAME, DRIVER_TIMEOUT_MS_DEFAULT);
         private long clientLivenessTimeoutNs =
-            Long.getLong(CLIENT_LIVENESS_TIMEOUT_PROP_NAME, CLIENT_LIVENESS_TIMEOUT_NS_DEFAULT);
+            SystemProperties.durationNs(CLIENT_LIVENESS_TIMEOUT_PROP_NAME, CLIENT_LIVENESS_TIMEOUT_NS_DEFAULT);
         private String aeronDirectoryName = System.getProperty(AERON_DIR_PROP_NAME);
         private ErrorHandler errorHandler;
         private AvailableImageHandler availableImageHandler = (image) -> {};

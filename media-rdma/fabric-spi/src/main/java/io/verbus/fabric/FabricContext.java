@@ -1,5 +1,6 @@
 package io.verbus.fabric;
 
+import io.verbus.common.SystemProperties;
 import org.agrona.ErrorHandler;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
@@ -85,16 +86,18 @@ public final class FabricContext
     private Path shmDirectory = Path.of(System.getProperty(SHM_DIR_PROP_NAME, SHM_DIR_DEFAULT));
     private String hugetlbfsDirectory = System.getProperty(HUGETLBFS_DIR_PROP_NAME, "");
     private long shmLivenessTimeoutNs =
-        Long.getLong(SHM_LIVENESS_TIMEOUT_PROP_NAME, SHM_LIVENESS_TIMEOUT_DEFAULT_NS);
+        SystemProperties.durationNs(SHM_LIVENESS_TIMEOUT_PROP_NAME, SHM_LIVENESS_TIMEOUT_DEFAULT_NS);
     private String tcpAddress = System.getProperty(TCP_ADDRESS_PROP_NAME, TCP_ADDRESS_DEFAULT);
-    private long tcpConnectTimeoutNs = Long.getLong(TCP_CONNECT_TIMEOUT_PROP_NAME, TCP_CONNECT_TIMEOUT_DEFAULT_NS);
+    private long tcpConnectTimeoutNs =
+        SystemProperties.durationNs(TCP_CONNECT_TIMEOUT_PROP_NAME, TCP_CONNECT_TIMEOUT_DEFAULT_NS);
     private String tcpIdleStrategy =
         checkTcpIdleStrategy(System.getProperty(TCP_IDLE_STRATEGY_PROP_NAME, TCP_IDLE_STRATEGY_DEFAULT));
     private Supplier<IdleStrategy> tcpIdleStrategySupplier;
-    private long tcpIdleMaxParkNs = Long.getLong(TCP_IDLE_MAX_PARK_PROP_NAME, TCP_IDLE_MAX_PARK_DEFAULT_NS);
-    private long tcpCoalesceNs = Long.getLong(TCP_COALESCE_PROP_NAME, TCP_COALESCE_DEFAULT_NS);
+    private long tcpIdleMaxParkNs =
+        SystemProperties.durationNs(TCP_IDLE_MAX_PARK_PROP_NAME, TCP_IDLE_MAX_PARK_DEFAULT_NS);
+    private long tcpCoalesceNs = SystemProperties.durationNs(TCP_COALESCE_PROP_NAME, TCP_COALESCE_DEFAULT_NS);
     private long tcpFallbackGraceNs =
-        checkTcpFallbackGrace(Long.getLong(TCP_FALLBACK_GRACE_PROP_NAME, TCP_FALLBACK_GRACE_DEFAULT_NS));
+        checkTcpFallbackGrace(SystemProperties.durationNs(TCP_FALLBACK_GRACE_PROP_NAME, TCP_FALLBACK_GRACE_DEFAULT_NS));
     private FaultInjection faultInjection = new FaultInjection();
     private ErrorHandler errorHandler = error ->
     {

@@ -1,5 +1,7 @@
 package io.verbus.fabric.verbs;
 
+import io.verbus.common.SystemProperties;
+
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 
@@ -59,7 +61,7 @@ public final class VerbsConfiguration
 
     static int gidScanLength()
     {
-        final int length = Integer.getInteger(GID_SCAN_LENGTH_PROP_NAME, GID_SCAN_LENGTH_DEFAULT);
+        final int length = SystemProperties.intValue(GID_SCAN_LENGTH_PROP_NAME, GID_SCAN_LENGTH_DEFAULT);
         if (length < 1)
         {
             throw new IllegalArgumentException(GID_SCAN_LENGTH_PROP_NAME + " must be >= 1: " + length);

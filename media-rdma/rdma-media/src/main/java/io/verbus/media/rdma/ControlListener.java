@@ -1,6 +1,7 @@
 package io.verbus.media.rdma;
 
 import io.verbus.common.RateLimitedLog;
+import io.verbus.common.SystemProperties;
 import io.verbus.media.rdma.protocol.HandshakeException;
 import io.verbus.media.rdma.protocol.HandshakeHeader;
 import io.verbus.media.rdma.protocol.HandshakeValidator;
@@ -104,7 +105,7 @@ final class ControlListener implements AutoCloseable
         this.helloDeadlineMs = Math.min(HELLO_DEADLINE_MS_MAX, stepTimeoutMs);
         this.handshakeDeadlineMs = helloDeadlineMs + 3 * stepTimeoutMs;
         this.maxPendingHandshakes =
-            Integer.getInteger(MAX_PENDING_HANDSHAKES_PROP_NAME, MAX_PENDING_HANDSHAKES_DEFAULT);
+            SystemProperties.intValue(MAX_PENDING_HANDSHAKES_PROP_NAME, MAX_PENDING_HANDSHAKES_DEFAULT);
         if (maxPendingHandshakes < 1)
         {
             throw new IllegalArgumentException(MAX_PENDING_HANDSHAKES_PROP_NAME + " must be at least 1: " +
