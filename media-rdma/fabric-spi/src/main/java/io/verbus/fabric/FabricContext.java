@@ -30,7 +30,7 @@ public final class FabricContext
     public static final long SHM_LIVENESS_TIMEOUT_DEFAULT_NS = TimeUnit.SECONDS.toNanos(1);
     /** IP address the tcp device listens on and advertises in its GID. */
     public static final String TCP_ADDRESS_PROP_NAME = "verbus.fabric.tcp.address";
-    /** Default tcp address. */
+    /** Default tcp address of a bare context; an {@code rdma:} channel sets its own from its endpoint when unset. */
     public static final String TCP_ADDRESS_DEFAULT = "127.0.0.1";
     /** How long a tcp device tries to reach a peer NIC before the QP errors. */
     public static final String TCP_CONNECT_TIMEOUT_PROP_NAME = "verbus.fabric.tcp.connect.timeout.ns";

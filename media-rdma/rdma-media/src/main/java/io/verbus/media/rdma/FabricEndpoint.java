@@ -228,7 +228,18 @@ final class FabricEndpoint implements AutoCloseable
         return new QueuePairConnectionInfo(info.qpn, info.psn, info.lid, info.gid, info.pathMtu);
     }
 
-    static QpInfoCodec.QpInfo toQpInfo(final QueuePairConnectionInfo info, final int maxInline)
+    /**
+     * The QP block this end sends in its handshake. A tcp NIC that listens on the wildcard address (a publication on
+     * {@code endpoint=0.0.0.0:P} with no {@code verbus.fabric.tcp.address}) has no one address to advertise: it
+     * advertises the local address of this handshake's control connection, which is the address the peer reached
+     * this host on and the one {@link #checkPeerNicAddress} on the other end expects.
+     *
+     * @param info         the QP's connection info.
+     * @param maxInline    the QP's inline capacity.
+     * @param controlLocal the local address of the control connection this block goes out on.
+     * @return the block.
+     */
+    QpInfoCodec.QpInfo toQpInfo(final QueuePairConnectionInfo info, final int maxInline, final InetAddress controlLocal)
     {
         final QpInfoCodec.QpInfo qpInfo = new QpInfoCodec.QpInfo();
         qpInfo.qpn = info.qpNumber();
@@ -236,9 +247,44 @@ final class FabricEndpoint implements AutoCloseable
         qpInfo.lid = info.lid();
         qpInfo.pathMtu = info.mtuBytes();
         qpInfo.maxInline = Math.min(maxInline, QpInfoCodec.MAX_INLINE_LIMIT);
-        System.arraycopy(info.gid(), 0, qpInfo.gid, 0, QpInfoCodec.GID_LENGTH);
+        if (TCP_PROVIDER_ID == providerId && isWildcard(info.gid()))
+        {
+            gidOf(unmapped(controlLocal), qpInfo.gid);
+        }
+        else
+        {
+            System.arraycopy(info.gid(), 0, qpInfo.gid, 0, QpInfoCodec.GID_LENGTH);
+        }
         qpInfo.addressLength = 0;
         return qpInfo;
+    }
+
+    private static boolean isWildcard(final byte[] gid)
+    {
+        for (int i = isIpv4Mapped(gid) ? 12 : 0; i < QpInfoCodec.GID_LENGTH; i++)
+        {
+            if (0 != gid[i])
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static void gidOf(final InetAddress address, final byte[] gid)
+    {
+        Arrays.fill(gid, (byte)0);
+        final byte[] bytes = address.getAddress();
+        if (4 == bytes.length)
+        {
+            gid[10] = (byte)0xFF;
+            gid[11] = (byte)0xFF;
+            System.arraycopy(bytes, 0, gid, 12, 4);
+        }
+        else
+        {
+            System.arraycopy(bytes, 0, gid, 0, QpInfoCodec.GID_LENGTH);
+        }
     }
 
     public synchronized void close()

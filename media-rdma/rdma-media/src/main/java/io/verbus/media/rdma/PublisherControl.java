@@ -295,7 +295,8 @@ final class PublisherControl implements AutoCloseable
                 }
                 ControlThreads.sleep(JOIN_WAIT_SLEEP_MS);
             }
-            final QpInfoCodec.QpInfo qpInfo = FabricEndpoint.toQpInfo(qp.localConnectionInfo(), qp.maxInlineData());
+            final QpInfoCodec.QpInfo qpInfo = endpoint.toQpInfo(
+                qp.localConnectionInfo(), qp.maxInlineData(), transport.socket().getLocalAddress());
             final MemoryRegion logRegion = connection.catchUpPosition < connection.joinPosition ?
                 registerLogForRead(connection) : null;
             if (null != logRegion)

@@ -44,7 +44,7 @@ public final class RdmaMediaFactory implements MediaFactory
                 "subscription's polling thread block until new data); a publication does not take it");
         }
         return new RdmaSender(
-            new RdmaChannelContext(context, params, fabricContext(), RdmaSecret.resolve(params)), log);
+            new RdmaChannelContext(context, params, fabricContext(params, true), RdmaSecret.resolve(params)), log);
     }
 
     public MediaReceiver newReceiver(
@@ -52,12 +52,14 @@ public final class RdmaMediaFactory implements MediaFactory
     {
         final RdmaChannelParams params = RdmaChannelParams.from(uri);
         return new RdmaReceiver(
-            new RdmaChannelContext(context, params, fabricContext(), RdmaSecret.resolve(params)), streamId, images);
+            new RdmaChannelContext(context, params, fabricContext(params, false), RdmaSecret.resolve(params)), streamId,
+            images);
     }
 
-    static FabricContext fabricContext()
+    static FabricContext fabricContext(final RdmaChannelParams params, final boolean publication)
     {
         final FabricContext context = new FabricContext();
+        TcpNicAddress.applyDefault(context, params, publication);
         final String placement = System.getProperty(WRITE_PLACEMENT_PROP_NAME);
         if (null != placement && !placement.isBlank())
         {

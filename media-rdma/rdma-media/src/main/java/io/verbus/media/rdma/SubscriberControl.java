@@ -203,7 +203,7 @@ final class SubscriberControl implements AutoCloseable
             public SubscriberHandshake.LocalOffer prepare(final SubscriberHandshake.PublicationInfo publication)
                 throws HandshakeException
             {
-                return SubscriberControl.this.prepare(publication);
+                return SubscriberControl.this.prepare(publication, transport.socket().getLocalAddress());
             }
 
             public void connect(
@@ -354,7 +354,8 @@ final class SubscriberControl implements AutoCloseable
     {
     }
 
-    private SubscriberHandshake.LocalOffer prepare(final SubscriberHandshake.PublicationInfo publication)
+    private SubscriberHandshake.LocalOffer prepare(
+        final SubscriberHandshake.PublicationInfo publication, final java.net.InetAddress controlLocal)
         throws HandshakeException
     {
         HandshakeValidator.validateTermLength("CHALLENGE.termLength", publication.termLength());
@@ -418,7 +419,8 @@ final class SubscriberControl implements AutoCloseable
                 sourceRegion, cq, receiveCq, eventChannel, qp, commit, credits);
             return new SubscriberHandshake.LocalOffer(ringRegion.address(), ringLength, ringRegion.rkey(),
                 positionRegion.address(), positionRegion.rkey(),
-                FabricEndpoint.toQpInfo(qp.localConnectionInfo(), qp.maxInlineData()), prepared, commit.mode().code(),
+                endpoint.toQpInfo(qp.localConnectionInfo(), qp.maxInlineData(), controlLocal), prepared,
+                commit.mode().code(),
                 credits);
         }
         catch (final HandshakeException ex)
