@@ -27,10 +27,11 @@ public enum Preset
     DEFAULT("default", ThreadingMode.SHARED, "backoff", "");
 
     /**
-     * The order {@code provider=auto} tries providers in; what both presets put on rdma channels by default.
+     * The order {@code provider=auto} tries providers in; what both presets put on rdma channels by default. Never
+     * shm: a publication cannot know that its subscribers share its host, so shm is only taken when named.
      */
     public static final List<String> PROVIDER_PREFERENCE =
-        List.of("verbs on an InfiniBand port", "verbs on a RoCE v2 port", "tcp (soft)", "shm (soft, one host)");
+        List.of("verbs on an InfiniBand port", "verbs on a RoCE v2 port", "tcp (soft)");
 
     public static final String PROVIDER_AUTO = "provider=auto";
     public static final String PROVIDER_VERBS = "provider=verbs";
@@ -161,7 +162,7 @@ public enum Preset
         lines.add("  pre-touch          logs: always (bus-core); heap: " +
             (settings.jvmFlags().isEmpty() ? "JVM default" : settings.jvmFlags() + " via VERBUS_JAVA_OPTS"));
         lines.add("  rdma channels      " + channelParameters(host) + " on this host (" + channelParameters() +
-            " tries: " + String.join(", then ", PROVIDER_PREFERENCE) + ")");
+            " tries: " + String.join(", then ", PROVIDER_PREFERENCE) + "; shm only when named)");
         if (this == LOW_LATENCY && cpus.isEmpty())
         {
             lines.add("  note: no --cpus given, so the spinning agents are not pinned");

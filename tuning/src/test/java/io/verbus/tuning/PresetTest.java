@@ -108,6 +108,7 @@ class PresetTest
 
         assertTrue(text.contains("threading mode     DEDICATED"), text);
         assertTrue(text.contains("no --cpus given, so the spinning agents are not pinned"), text);
-        assertTrue(text.contains("tries: verbs on an InfiniBand port, then verbs on a RoCE v2 port"), text);
+        assertTrue(text.contains("tries: verbs on an InfiniBand port, then verbs on a RoCE v2 port, then tcp (soft); " +
+            "shm only when named"), text);
     }
 }
