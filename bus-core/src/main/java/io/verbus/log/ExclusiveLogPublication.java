@@ -183,13 +183,6 @@ public final class ExclusiveLogPublication extends LogPublication implements Exc
         return isClosed ? CLOSED : termBeginPosition + termOffset;
     }
 
-    protected void onClosed()
-    {
-        if (null != directSender)
-        {
-            directSender.close();
-        }
-    }
 
     public long offer(
         final DirectBuffer bufferOne, final int offsetOne, final int lengthOne,

@@ -231,14 +231,10 @@ public abstract class LogPublication implements Publication
     {
         if (IS_CLOSED.compareAndSet(this, false, true))
         {
-            onClosed();
+            // A direct-mode sender is closed by the sender agent, not here: a claim still open may be committed
+            // just after close(), and the sender waits (bounded) for it before its end of stream.
             closeListener.onClose(this);
         }
-    }
-
-    /** Hook for subclasses to release what their own thread owns, before the driver is told. */
-    protected void onClosed()
-    {
     }
 
     /** @return the position at the start of a term. */

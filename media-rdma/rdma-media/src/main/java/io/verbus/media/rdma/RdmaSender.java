@@ -657,7 +657,7 @@ public final class RdmaSender implements MediaSender
      */
     private void sendEndOfStream()
     {
-        scan();
+        awaitOpenClaims();
         // The bound is wall time, not the driver's clock: a user-supplied NanoClock that stands still (a test's
         // manual clock) must not turn close() into an endless wait on a subscriber that never completes.
         final long deadlineNs = System.nanoTime() + Math.min(END_OF_STREAM_WAIT_NS, params.timeoutNs());
@@ -686,6 +686,25 @@ public final class RdmaSender implements MediaSender
                 System.nanoTime() - deadlineNs < 0)
             {
                 connection.reapCompletions(completions);
+                Thread.yield();
+            }
+        }
+    }
+
+    /**
+     * A claim still open when the publication closed (the producer position is past the last committed frame) is
+     * waited for, bounded, before the end of stream is placed: as Aeron's draining publication waits for its
+     * producer position, a claim committed or aborted just after {@code close()} still goes out. Past the bound the
+     * end of stream is placed at the last committed frame and the claim is never sent.
+     */
+    private void awaitOpenClaims()
+    {
+        scan();
+        final long deadlineNs = System.nanoTime() + Math.min(END_OF_STREAM_WAIT_NS, params.timeoutNs());
+        while (scanPosition < log.producerPosition() && System.nanoTime() - deadlineNs < 0)
+        {
+            if (0 == scan())
+            {
                 Thread.yield();
             }
         }

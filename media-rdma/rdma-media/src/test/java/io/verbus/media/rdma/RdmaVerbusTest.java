@@ -494,6 +494,64 @@ class RdmaVerbusTest
     }
 
     @Test
+    void shouldSendAClaimCommittedJustAfterCloseBeforeTheEndOfStream() throws Exception
+    {
+        for (final boolean exclusive : new boolean[]{ true, false })
+        {
+            try (Verbus verbus = launch())
+            {
+                final int streamId = exclusive ? 2011 : 2012;
+                final String channel = "rdma:endpoint=127.0.0.1:0|provider=shm|term-length=64k";
+                final Publication publication = exclusive ? verbus.addExclusivePublication(channel, streamId) :
+                    verbus.addPublication(channel, streamId);
+                final int port = controlPort(verbus.countersReader());
+                final Subscription subscription =
+                    verbus.addSubscription("rdma:endpoint=127.0.0.1:" + port + "|provider=shm", streamId);
+                awaitTrue("connected", () -> publication.isConnected() && 1 == subscription.imageCount());
+
+                final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
+                final MessageStream.Checker checker = new MessageStream.Checker(0);
+                final UnsafeBuffer view = new UnsafeBuffer(0, 0);
+                final io.aeron.logbuffer.FragmentHandler handler = (buffer, offset, length, header) ->
+                {
+                    view.wrap(buffer, offset, length);
+                    checker.onMessage(view, 0, length);
+                };
+                for (int i = 0; i < 10; i++)
+                {
+                    final int length = MessageStream.encode(message, i);
+                    awaitTrue("offered", () -> publication.offer(message, 0, length) > 0);
+                }
+                awaitTrue("ten received", () ->
+                {
+                    subscription.poll(handler, 10);
+                    return 10 == checker.received;
+                });
+
+                final BufferClaim claim = new BufferClaim();
+                final int length = MessageStream.encode(message, 10);
+                awaitTrue("claimed", () -> publication.tryClaim(length, claim) > 0);
+                claim.buffer().putBytes(claim.offset(), message, 0, length);
+                final io.verbus.Image image = subscription.imageAtIndex(0);
+                publication.close();
+                // The driver's thread takes the close meanwhile; the claim is committed well after it did.
+                Thread.sleep(100);
+                claim.commit();
+
+                awaitTrue("the claim and then the end of stream arrive", () ->
+                {
+                    subscription.poll(handler, 10);
+                    return image.isEndOfStream();
+                });
+                assertNull(checker.failure);
+                assertEquals(11, checker.received, (exclusive ? "exclusive" : "concurrent") +
+                    ": the claim committed after close() was delivered before the end of stream");
+                subscription.close();
+            }
+        }
+    }
+
+    @Test
     void shouldDropTheConnectionOfAnImageThatFoundACorruptFrameSoThePublisherMovesOnAndTheSubscriberRejoins()
     {
         try (Verbus verbus = launch())
