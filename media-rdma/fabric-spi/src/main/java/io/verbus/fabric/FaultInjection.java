@@ -32,6 +32,7 @@ public final class FaultInjection
     private SplittableRandom crossWriteRandom = new SplittableRandom(0);
     private final AtomicLong crossWriteReorders = new AtomicLong();
     private volatile long operationDelayNs;
+    private volatile long maxMessageLength;
     private volatile boolean killed;
     private final AtomicInteger connectionDrops = new AtomicInteger();
 
@@ -125,6 +126,30 @@ public final class FaultInjection
     public long crossWriteReorders()
     {
         return crossWriteReorders.get();
+    }
+
+    /**
+     * A device opened after this call advertises (and enforces) this largest WR payload instead of its own, as
+     * hardware with a small {@code max_msg_sz} would: so a test can make the sender cut its chains with a few frames'
+     * worth of backlog instead of hundreds of MiB. shm only.
+     *
+     * @param length largest payload of one WR in bytes; 0 = the device's own.
+     * @return this.
+     */
+    public FaultInjection maxMessageLength(final long length)
+    {
+        if (length < 0)
+        {
+            throw new IllegalArgumentException("maxMessageLength must be >= 0: " + length);
+        }
+        this.maxMessageLength = length;
+        return this;
+    }
+
+    /** @return the largest WR payload devices opened from now on advertise; 0 = their own. */
+    public long maxMessageLength()
+    {
+        return maxMessageLength;
     }
 
     /**

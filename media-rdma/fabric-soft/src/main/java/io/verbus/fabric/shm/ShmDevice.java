@@ -50,6 +50,8 @@ public final class ShmDevice extends SoftDevice
     private final AtomicInteger sharedReceiveQueueNumbers = new AtomicInteger();
     /** Inline capacity offered. */
     public static final int MAX_INLINE_DATA = 256;
+    /** Largest payload of one WR, unless {@link io.verbus.fabric.FaultInjection#maxMessageLength} caps it. */
+    public static final long MAX_MESSAGE_LENGTH = 1L << 30;
     /** How often the heartbeat thread unmaps the region files that peers revoked (see sweepRevokedRegions). */
     static final long REVOKED_REGION_SWEEP_PERIOD_NS = TimeUnit.SECONDS.toNanos(1);
 
@@ -81,7 +83,7 @@ public final class ShmDevice extends SoftDevice
 
     private ShmDevice(final String name, final byte[] gid, final FabricContext context)
     {
-        super(attributes(name, gid), context);
+        super(attributes(name, gid, context.faultInjection().maxMessageLength()), context);
         this.gid = gid;
         this.livenessTimeoutNs = context.shmLivenessTimeoutNs();
         this.heartbeatPeriodNs = Math.max(TimeUnit.MILLISECONDS.toNanos(1), livenessTimeoutNs / 4);
@@ -129,7 +131,7 @@ public final class ShmDevice extends SoftDevice
         return new ShmDevice(name, gid, context);
     }
 
-    private static DeviceAttributes attributes(final String name, final byte[] gid)
+    private static DeviceAttributes attributes(final String name, final byte[] gid, final long cappedMessageLength)
     {
         return new DeviceAttributes(
             name,
@@ -138,7 +140,7 @@ public final class ShmDevice extends SoftDevice
             16384,
             1 << 20,
             MAX_INLINE_DATA,
-            1L << 30,
+            0 == cappedMessageLength ? MAX_MESSAGE_LENGTH : cappedMessageLength,
             1L << 40,
             true,
             List.of(new PortAttributes(1, PortState.ACTIVE, LinkLayer.SHARED_MEMORY, 0, gid, 0, 4096)));

@@ -382,6 +382,47 @@ class RdmaMediaTest
     }
 
     @Test
+    void shouldEndAChainCutByTheDevicesLargestWriteAtAFrameBoundary()
+    {
+        // Frames of 1,056 B; the device's WRITEs hold 3,000 B, so six of them (one chain) end 18,000 B on: inside
+        // the 18th frame. The chain must stop at the end of the 17th, or the subscriber sees a bound inside a frame.
+        final int frameLength = 1056;
+        final int payloadLength = frameLength - 32;
+        rig = new RdmaRig(dir, "shm", 64 * 1024, new io.verbus.fabric.FaultInjection().maxMessageLength(3000),
+            "window", "60k");
+        rig.addSubscriber();
+        awaitConnected(1);
+        final TestImageSink.TestImage image = rig.subscribers.get(0).image();
+        final long joinPosition = image.bound();
+        final int frames = 30;
+        for (int i = 0; i < frames; i++)
+        {
+            message.setMemory(0, payloadLength, (byte)i);
+            assertTrue(rig.appender.offer(message, 0, payloadLength) > 0, "offer " + i);
+        }
+
+        final long[] bounds = new long[8];
+        int chains = 0;
+        while (chains < bounds.length && image.bound() < joinPosition + (long)frames * frameLength)
+        {
+            final long before = image.bound();
+            rig.sender.sendNow(); // one chain; the shm WRITEs are placed when posted
+            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (image.refreshBound() == before && null == image.error)
+            {
+                assertTrue(System.nanoTime() < deadlineNs, "no chain placed after " + before);
+                RdmaRig.sleepMicros(100);
+            }
+            bounds[chains++] = image.bound();
+            assertNull(image.error, image.error);
+            assertEquals(0, (image.bound() - joinPosition) % frameLength,
+                "chain " + chains + " ends at " + image.bound() + ", inside a frame");
+        }
+        assertEquals(joinPosition + 17L * frameLength, bounds[0], "the first chain carries the 17 whole frames");
+        assertEquals(joinPosition + (long)frames * frameLength, image.bound(), "every frame sent");
+    }
+
+    @Test
     void shouldSendInDirectModeFromThePublishingThread()
     {
         rig = new RdmaRig(dir, "shm", 64 * 1024, null);
