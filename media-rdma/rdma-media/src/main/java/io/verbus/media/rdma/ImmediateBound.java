@@ -219,7 +219,7 @@ final class ImmediateBound extends AcceptedBound
 
     public long endOfStreamPosition()
     {
-        return positionBlock.endOfStreamPosition();
+        return positionBlock.endOfStreamAtOrAbove(current());
     }
 
     public long tornReads()

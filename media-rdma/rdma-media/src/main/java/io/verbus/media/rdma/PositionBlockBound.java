@@ -45,6 +45,10 @@ final class PositionBlockBound extends AcceptedBound
 
     public long acquire(final long consumerPosition)
     {
+        if (null != invalidReason())
+        {
+            return INVALID; // sticky: the block that failed may be overwritten by a good one, the image must not go on
+        }
         final long current = current();
         final long check = positionBlock.getLongVolatile(SlotLayout.CHECK_OFFSET);
         if (check == lastCheck)
@@ -83,11 +87,21 @@ final class PositionBlockBound extends AcceptedBound
      */
     public long endOfStreamPosition()
     {
+        return endOfStreamAtOrAbove(current());
+    }
+
+    /**
+     * @param bound the bound accepted so far: an end of stream below it names data already delivered as never sent,
+     *              which the publisher never writes, so it is not believed.
+     * @return the end-of-stream position of a consistent block at or above {@code bound}, else Long.MAX_VALUE.
+     */
+    long endOfStreamAtOrAbove(final long bound)
+    {
         final long check = positionBlock.getLongVolatile(SlotLayout.CHECK_OFFSET);
         final long position = positionBlock.getLongVolatile(SlotLayout.VALUE_OFFSET);
         final long timestamp = positionBlock.getLongVolatile(SlotLayout.TIMESTAMP_OFFSET);
         if (SlotLayout.END_OF_STREAM_TIMESTAMP == timestamp && check == SlotLayout.check(position, timestamp) &&
-            check == positionBlock.getLongVolatile(SlotLayout.CHECK_OFFSET) && position >= 0 &&
+            check == positionBlock.getLongVolatile(SlotLayout.CHECK_OFFSET) && position >= bound &&
             0 == (position & (FrameDescriptor.FRAME_ALIGNMENT - 1)))
         {
             return position;

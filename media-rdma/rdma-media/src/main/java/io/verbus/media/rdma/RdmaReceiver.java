@@ -218,7 +218,9 @@ public final class RdmaReceiver implements MediaReceiver
      */
     private int selfTest(final ImageConnection connection, final long nowNs)
     {
-        if (ImageBound.INVALID == connection.bound.acquire(connection.joinPosition))
+        // Reach is checked from where the image's reader will start: below the join after a catch-up, so a first
+        // immediate up to two terms past the join (three past the start, over unread catch-up data) is refused.
+        if (ImageBound.INVALID == connection.bound.acquire(connection.startPosition))
         {
             connection.requestClose("commit=imm self-test: " + connection.bound.invalidReason());
             return 1;

@@ -88,6 +88,31 @@ class PositionBlockBoundTest
     }
 
     @Test
+    void shouldStayInvalidOnceRejectedEvenWhenAGoodBlockFollows()
+    {
+        SlotLayout.encode(block, 0, 8192, 1);
+        assertEquals(8192, bound.acquire(4096));
+        SlotLayout.encode(block, 0, 4096, 2);
+        assertInvalid("backwards");
+        assertEquals(ImageBound.INVALID, bound.acquire(4096), "asked again with the same block");
+        SlotLayout.encode(block, 0, 12_288, 3);
+        assertEquals(ImageBound.INVALID, bound.acquire(4096), "a later, plausible block does not revive the image");
+    }
+
+    @Test
+    void shouldNotBelieveAnEndOfStreamBelowTheBound()
+    {
+        SlotLayout.encode(block, 0, 8192, 1);
+        assertEquals(8192, bound.acquire(4096));
+        SlotLayout.encode(block, 0, 4096, SlotLayout.END_OF_STREAM_TIMESTAMP);
+        assertEquals(Long.MAX_VALUE, bound.endOfStreamPosition(), "data below the bound was delivered as sent");
+        SlotLayout.encode(block, 0, 8192, SlotLayout.END_OF_STREAM_TIMESTAMP);
+        assertEquals(8192, bound.endOfStreamPosition(), "at the bound");
+        SlotLayout.encode(block, 0, 12_288, SlotLayout.END_OF_STREAM_TIMESTAMP);
+        assertEquals(12_288, bound.endOfStreamPosition(), "above it: the last data is still to be acquired");
+    }
+
+    @Test
     void shouldRecordWhyTheImageClosedItselfForTheReceiverAgent()
     {
         bound.onImageCorrupt("corrupt frame at 4096");
