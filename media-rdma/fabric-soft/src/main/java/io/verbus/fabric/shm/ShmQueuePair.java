@@ -1,6 +1,7 @@
 package io.verbus.fabric.shm;
 
 import io.verbus.fabric.AccessFlags;
+import io.verbus.fabric.FabricException;
 import io.verbus.fabric.QueuePairConfig;
 import io.verbus.fabric.QueuePairConnectionInfo;
 import io.verbus.fabric.QueuePairState;
@@ -154,11 +155,16 @@ final class ShmQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
                 remoteSrqDepth = remoteSrq.get(ValueLayout.JAVA_INT, SoftSharedReceiveQueue.DEPTH_OFFSET);
             }
         }
-        catch (final RuntimeException ex)
+        catch (final RuntimeException | InternalError ex)
         {
             newRemoteArena.close();
             shmDevice.releasePeer(newPeer);
-            throw ex;
+            if (ex instanceof RuntimeException runtime)
+            {
+                throw runtime;
+            }
+            // The peer's QP file was truncated under the mapping (SIGBUS, which the JVM raises as InternalError).
+            throw new FabricException("shm: the peer's QP " + remote.qpNumber() + " file cannot be read: " + ex, ex);
         }
         peer = newPeer;
         remoteArena = newRemoteArena;

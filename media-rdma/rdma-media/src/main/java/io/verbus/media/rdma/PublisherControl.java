@@ -201,7 +201,7 @@ final class PublisherControl implements AutoCloseable
             listener.logRejection(ex.reason().name(), "rdma publication " + name + ": rejected handshake from " +
                 transport.peer() + ": " + listener.describe(ex, pending) + "; nothing registered for it");
         }
-        catch (final RuntimeException ex)
+        catch (final RuntimeException | InternalError ex) // InternalError: SIGBUS on a peer's truncated shm file
         {
             if (null != connection)
             {
@@ -324,7 +324,7 @@ final class PublisherControl implements AutoCloseable
             }
             throw ex;
         }
-        catch (final RuntimeException ex)
+        catch (final RuntimeException | InternalError ex)
         {
             if (null != connection)
             {

@@ -218,7 +218,7 @@ final class SubscriberControl implements AutoCloseable
                 {
                     prepared.qp.connect(FabricEndpoint.toConnectionInfo(accepted.publisherQp()));
                 }
-                catch (final RuntimeException ex)
+                catch (final RuntimeException | InternalError ex) // InternalError: a peer's mapped file truncated
                 {
                     throw new HandshakeException(HandshakeException.Reason.RESOURCES, "QP connect failed: " + ex, ex);
                 }
@@ -246,7 +246,7 @@ final class SubscriberControl implements AutoCloseable
                     }
                     catchUp(image, requested, accepted);
                 }
-                catch (final HandshakeException | RuntimeException ex)
+                catch (final HandshakeException | RuntimeException | InternalError ex)
                 {
                     image.counters.close();
                     throw ex;
