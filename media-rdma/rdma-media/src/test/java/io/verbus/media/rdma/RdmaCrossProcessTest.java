@@ -164,6 +164,33 @@ class RdmaCrossProcessTest
         }
     }
 
+    /**
+     * The README's two-host sample on hosts without RDMA, as a user runs it: the publication on {@code 0.0.0.0}, the
+     * subscription on the publisher's address, and no {@code verbus.fabric.tcp.address} on either side. Each tcp NIC
+     * follows its control connection (before 2026-12-04 both advertised 127.0.0.1 and every handshake was refused).
+     */
+    @Test
+    void shouldDeliverOverTcpBetweenNetworkNamespacesWithoutConfiguringTheNicAddress() throws Exception
+    {
+        final Class<?> pairClass = Class.forName("io.verbus.fabric.tcp.NetworkNamespacePair");
+        final Method unavailable = pairClass.getDeclaredMethod("unavailableReason");
+        unavailable.setAccessible(true);
+        final String reason = (String)unavailable.invoke(null);
+        Assumptions.assumeTrue(null == reason, "network namespaces unavailable: " + reason);
+
+        final Method create = pairClass.getDeclaredMethod("create");
+        create.setAccessible(true);
+        final AutoCloseable pair = (AutoCloseable)create.invoke(null);
+        try (pair)
+        {
+            final String namespaceA = (String)field(pairClass, "namespaceA").get(pair);
+            final String namespaceB = (String)field(pairClass, "namespaceB").get(pair);
+            final String addressA = (String)field(pairClass, "addressA").get(pair);
+            runPair(List.of("ip", "netns", "exec", namespaceA), List.of("ip", "netns", "exec", namespaceB), "tcp",
+                "0.0.0.0", addressA, List.of(), List.of());
+        }
+    }
+
     @Test
     void shouldReleaseEverythingWhenASubscriberProcessIsKilledAndServeItsSuccessor() throws Exception
     {
