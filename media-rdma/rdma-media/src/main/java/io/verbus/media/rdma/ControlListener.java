@@ -88,6 +88,8 @@ final class ControlListener implements AutoCloseable
     private final String key;
     private final long helloDeadlineMs;
     private final long handshakeDeadlineMs;
+    /** Each stream's channel step timeout: its handshakes' budget once their HELLO named it. */
+    private final Map<Integer, Long> stepTimeoutsMs = new ConcurrentHashMap<>();
     private final int maxPendingHandshakes;
     private final Map<Integer, Handler> handlers = new ConcurrentHashMap<>();
     private final Set<PendingHandshake> pending = ConcurrentHashMap.newKeySet();
@@ -164,6 +166,7 @@ final class ControlListener implements AutoCloseable
             throw new IllegalArgumentException("rdma channel: endpoint " + listener.key +
                 " already carries a publication on stream " + streamId + " (one publication per stream per endpoint)");
         }
+        listener.stepTimeoutsMs.put(streamId, stepTimeoutMs);
         return listener;
     }
 
@@ -171,6 +174,7 @@ final class ControlListener implements AutoCloseable
     static synchronized void unregister(final ControlListener listener, final int streamId)
     {
         listener.handlers.remove(streamId);
+        listener.stepTimeoutsMs.remove(streamId);
         if (listener.handlers.isEmpty())
         {
             LISTENERS.remove(listener.key);
@@ -254,8 +258,8 @@ final class ControlListener implements AutoCloseable
                 "); nothing registered for it");
             return;
         }
-        final PendingHandshake handshake = new PendingHandshake(
-            socket, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(handshakeDeadlineMs), pending);
+        final PendingHandshake handshake =
+            new PendingHandshake(socket, System.nanoTime(), handshakeDeadlineMs, pending);
         // A platform thread (an idle one of the endpoint's, else a new one), not a virtual one: a virtual thread's
         // first blocking socket read initialises the JDK's poller, which needs file descriptors; failing that once
         // (EMFILE, exactly when under attack) breaks every later virtual-thread read in the process for good. Busy
@@ -321,6 +325,11 @@ final class ControlListener implements AutoCloseable
                 throw new HandshakeException(HandshakeException.Reason.STREAM_MISMATCH,
                     "HELLO.streamId=" + streamId + ": no publication of that stream on this endpoint");
             }
+            final Long stepTimeoutMs = stepTimeoutsMs.get(streamId);
+            if (null != stepTimeoutMs)
+            {
+                handshake.budget(helloDeadlineMs + 3 * stepTimeoutMs);
+            }
             final byte[] hello = new byte[length];
             buffer.getBytes(0, hello);
             final SocketMessageTransport owned = transport;
@@ -372,7 +381,7 @@ final class ControlListener implements AutoCloseable
                 "connection came";
         }
         return handshake.isExpired() ?
-            "TIMEOUT: the handshake did not complete within " + handshakeDeadlineMs + " ms" : ex.getMessage();
+            "TIMEOUT: the handshake did not complete within " + handshake.budgetMs() + " ms" : ex.getMessage();
     }
 
     private void onRejected(final String kind, final String message)

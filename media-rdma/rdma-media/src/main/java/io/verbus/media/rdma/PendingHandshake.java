@@ -11,7 +11,9 @@ import java.net.Socket;
 final class PendingHandshake
 {
     private final Socket socket;
-    private final long deadlineNs;
+    private final long acceptedNs;
+    private volatile long budgetMs;
+    private volatile long deadlineNs;
     private final java.util.Set<PendingHandshake> slots;
     private volatile boolean finished;
     private volatile boolean expired;
@@ -20,14 +22,35 @@ final class PendingHandshake
     private volatile boolean authenticated;
 
     /**
-     * @param slots the endpoint's pending handshakes: this one is added now and removes itself when finished.
+     * @param acceptedNs System.nanoTime() at accept.
+     * @param budgetMs   how long the whole handshake may take from accept, until {@link #budget(long)} changes it.
+     * @param slots      the endpoint's pending handshakes: this one is added now and removes itself when finished.
      */
-    PendingHandshake(final Socket socket, final long deadlineNs, final java.util.Set<PendingHandshake> slots)
+    PendingHandshake(
+        final Socket socket, final long acceptedNs, final long budgetMs, final java.util.Set<PendingHandshake> slots)
     {
         this.socket = socket;
-        this.deadlineNs = deadlineNs;
+        this.acceptedNs = acceptedNs;
+        budget(budgetMs);
         this.slots = slots;
         slots.add(this);
+    }
+
+    /**
+     * Sets how long the whole handshake may take from accept. The endpoint learns which publication a connection is
+     * for only from its HELLO; from then on that publication's channel timeout sets the budget, not the timeout of
+     * whichever publication opened the endpoint.
+     */
+    void budget(final long budgetMs)
+    {
+        this.budgetMs = budgetMs;
+        this.deadlineNs = acceptedNs + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(budgetMs);
+    }
+
+    /** @return how long the whole handshake may take from accept. */
+    long budgetMs()
+    {
+        return budgetMs;
     }
 
     /** The handshake is over, one way or the other: the slot is free. Idempotent. */

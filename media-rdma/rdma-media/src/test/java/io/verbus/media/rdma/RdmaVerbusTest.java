@@ -264,6 +264,44 @@ class RdmaVerbusTest
     }
 
     @Test
+    void shouldGiveAHandshakeTheTimeoutOfThePublicationItIsForOnASharedEndpoint() throws Exception
+    {
+        try (Verbus verbus = launch())
+        {
+            // The endpoint is opened by a publication with a 200 ms timeout (a handshake budget of 800 ms); the second
+            // stream's channel gives 3 s per step. A subscriber of the second stream that takes over a second to send
+            // its CONNECT is within its publication's timeout and must not be cut off by the first's.
+            verbus.addPublication("rdma:endpoint=127.0.0.1:0|provider=shm|timeout=200ms", 2111);
+            final int port = controlPort(verbus.countersReader());
+            verbus.addPublication("rdma:endpoint=127.0.0.1:" + port + "|provider=shm|timeout=3s", 2112);
+
+            try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port))
+            {
+                final org.agrona.ExpandableArrayBuffer buffer = new org.agrona.ExpandableArrayBuffer(128);
+                new io.verbus.media.rdma.protocol.HelloFlyweight().wrap(buffer, 0).writeHeader()
+                    .minVersion(io.verbus.media.rdma.protocol.HandshakeHeader.VERSION)
+                    .maxVersion(io.verbus.media.rdma.protocol.HandshakeHeader.VERSION)
+                    .streamId(2112).flags(0).groupTag(0).clientNonce(new byte[32]);
+                final byte[] hello = new byte[io.verbus.media.rdma.protocol.HelloFlyweight.LENGTH];
+                buffer.getBytes(0, hello);
+                socket.getOutputStream().write(hello);
+                socket.setSoTimeout(5_000);
+                final java.io.InputStream in = socket.getInputStream();
+                final byte[] header = in.readNBytes(io.verbus.media.rdma.protocol.HandshakeHeader.LENGTH);
+                assertEquals(io.verbus.media.rdma.protocol.HandshakeHeader.CHALLENGE_TYPE,
+                    io.verbus.media.rdma.protocol.HandshakeHeader.type(new UnsafeBuffer(header), 0));
+                final int length = new UnsafeBuffer(header).getInt(
+                    io.verbus.media.rdma.protocol.HandshakeHeader.LENGTH_OFFSET, java.nio.ByteOrder.LITTLE_ENDIAN);
+                in.readNBytes(length - header.length);
+
+                socket.setSoTimeout(1_500);
+                assertThrows(java.net.SocketTimeoutException.class, in::read,
+                    "the connection is still open 1.5 s into its 3 s step (the endpoint's 800 ms did not apply)");
+            }
+        }
+    }
+
+    @Test
     void shouldCarrySeveralStreamsOnOneEndpoint()
     {
         try (Verbus verbus = launch())
