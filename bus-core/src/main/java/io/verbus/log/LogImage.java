@@ -694,11 +694,20 @@ public final class LogImage implements Image
         if (null != bound)
         {
             // The position is the credit the media sends to the publisher: never past what was received.
-            final long boundPosition = bound.acquire(subscriberPosition.get());
+            final long consumerPosition = subscriberPosition.get();
+            final long boundPosition = bound.acquire(consumerPosition);
+            if (ImageBound.INVALID == boundPosition)
+            {
+                // The publisher's fault, not the caller's: the image closes as a poll would close it, and the
+                // position stays where it was.
+                onCorrupt(consumerPosition, (int)consumerPosition & termLengthMask, 0,
+                    "the publisher wrote an invalid position (" + bound.invalidReason() + ")");
+                return;
+            }
             if (newPosition > boundPosition)
             {
                 throw new IllegalArgumentException(newPosition + " position beyond what this image has received: " +
-                    (ImageBound.INVALID == boundPosition ? "the publisher wrote an invalid position" : boundPosition));
+                    boundPosition);
             }
         }
         subscriberPosition.setRelease(newPosition);

@@ -232,6 +232,30 @@ class BoundedImageTest
     }
 
     @Test
+    void shouldCloseWhenTheCallerMovesThePositionOverAnInvalidBound()
+    {
+        try (LogFixture log = new LogFixture(tempDir, TERM_LENGTH, 1408))
+        {
+            final ExclusiveLogPublication publication = log.exclusive();
+            final UnsafeBuffer message = new UnsafeBuffer(new byte[32]);
+            final long first = publication.offer(message, 0, 32);
+            publication.offer(message, 0, 32);
+
+            final LogImage image = boundedImage(log);
+            boundBuffer.putLongRelease(BOUND_OFFSET, first);
+            assertEquals(1, image.poll((b, o, l, h) -> {}, 100));
+            boundBuffer.putLongRelease(BOUND_OFFSET, 0);
+            // The publisher's fault, not the caller's: no IllegalArgumentException, the image closes as a poll would.
+            image.position(first);
+
+            assertTrue(image.isClosed());
+            assertEquals(List.of(image), corrupted);
+            assertTrue(errors.get(0).getMessage().contains("invalid position"), errors.get(0).getMessage());
+            assertEquals(1, bound.corruptions(), "the media is told, so it drops the connection");
+        }
+    }
+
+    @Test
     void shouldGoUnavailableOnAStaleFrameFromThreeTermsAgo()
     {
         // A ring is reused every three terms: a position moved past what was written reaches old, well-formed frames.
