@@ -142,26 +142,11 @@ class RdmaCrossProcessTest
     @Test
     void shouldDeliverOverTcpBetweenNetworkNamespaces() throws Exception
     {
-        final Class<?> pairClass = Class.forName("io.verbus.fabric.tcp.NetworkNamespacePair");
-        final Method unavailable = pairClass.getDeclaredMethod("unavailableReason");
-        unavailable.setAccessible(true);
-        final String reason = (String)unavailable.invoke(null);
-        Assumptions.assumeTrue(null == reason, "network namespaces unavailable: " + reason);
-
-        final Method create = pairClass.getDeclaredMethod("create");
-        create.setAccessible(true);
-        final AutoCloseable pair = (AutoCloseable)create.invoke(null);
-        try (pair)
-        {
-            final String namespaceA = (String)field(pairClass, "namespaceA").get(pair);
-            final String namespaceB = (String)field(pairClass, "namespaceB").get(pair);
-            final String addressA = (String)field(pairClass, "addressA").get(pair);
-            final String addressB = (String)field(pairClass, "addressB").get(pair);
+        betweenNetworkNamespaces((namespaceA, namespaceB, addressA, addressB) ->
             runPair(List.of("ip", "netns", "exec", namespaceA), List.of("ip", "netns", "exec", namespaceB), "tcp",
                 addressA, addressA,
                 List.of("-D" + io.verbus.fabric.FabricContext.TCP_ADDRESS_PROP_NAME + "=" + addressA),
-                List.of("-D" + io.verbus.fabric.FabricContext.TCP_ADDRESS_PROP_NAME + "=" + addressB));
-        }
+                List.of("-D" + io.verbus.fabric.FabricContext.TCP_ADDRESS_PROP_NAME + "=" + addressB)));
     }
 
     /**
@@ -171,6 +156,20 @@ class RdmaCrossProcessTest
      */
     @Test
     void shouldDeliverOverTcpBetweenNetworkNamespacesWithoutConfiguringTheNicAddress() throws Exception
+    {
+        betweenNetworkNamespaces((namespaceA, namespaceB, addressA, addressB) ->
+            runPair(List.of("ip", "netns", "exec", namespaceA), List.of("ip", "netns", "exec", namespaceB), "tcp",
+                "0.0.0.0", addressA, List.of(), List.of()));
+    }
+
+    @FunctionalInterface
+    private interface NamespaceRun
+    {
+        void run(String namespaceA, String namespaceB, String addressA, String addressB) throws Exception;
+    }
+
+    /** Runs {@code run} with two fresh network namespaces joined by a veth pair (fabric-soft's test helper). */
+    private static void betweenNetworkNamespaces(final NamespaceRun run) throws Exception
     {
         final Class<?> pairClass = Class.forName("io.verbus.fabric.tcp.NetworkNamespacePair");
         final Method unavailable = pairClass.getDeclaredMethod("unavailableReason");
@@ -183,11 +182,8 @@ class RdmaCrossProcessTest
         final AutoCloseable pair = (AutoCloseable)create.invoke(null);
         try (pair)
         {
-            final String namespaceA = (String)field(pairClass, "namespaceA").get(pair);
-            final String namespaceB = (String)field(pairClass, "namespaceB").get(pair);
-            final String addressA = (String)field(pairClass, "addressA").get(pair);
-            runPair(List.of("ip", "netns", "exec", namespaceA), List.of("ip", "netns", "exec", namespaceB), "tcp",
-                "0.0.0.0", addressA, List.of(), List.of());
+            run.run((String)field(pairClass, "namespaceA").get(pair), (String)field(pairClass, "namespaceB").get(pair),
+                (String)field(pairClass, "addressA").get(pair), (String)field(pairClass, "addressB").get(pair));
         }
     }
 

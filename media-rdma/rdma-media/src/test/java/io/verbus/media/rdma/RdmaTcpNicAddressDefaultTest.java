@@ -7,11 +7,10 @@ import io.verbus.Verbus;
 import io.verbus.fabric.FabricContext;
 import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
-import org.agrona.concurrent.UnsafeBuffer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.net.Inet4Address;
@@ -33,38 +32,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * control peer).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@ExtendWith(RdmaTestProperties.class)
 class RdmaTcpNicAddressDefaultTest
 {
     @TempDir
     Path dir;
 
-    private static String previousSecret;
-    private static String previousTcpAddress;
-
     @BeforeAll
-    static void configure()
+    static void requireNoConfiguredNicAddress()
     {
-        previousSecret = System.setProperty(RdmaSecret.SECRET_PROP_NAME, "verbus-tcp-address-test-secret-0123");
-        previousTcpAddress = System.clearProperty(FabricContext.TCP_ADDRESS_PROP_NAME);
-    }
-
-    @AfterAll
-    static void restore()
-    {
-        restore(RdmaSecret.SECRET_PROP_NAME, previousSecret);
-        restore(FabricContext.TCP_ADDRESS_PROP_NAME, previousTcpAddress);
-    }
-
-    private static void restore(final String name, final String value)
-    {
-        if (null == value)
-        {
-            System.clearProperty(name);
-        }
-        else
-        {
-            System.setProperty(name, value);
-        }
+        assertNull(System.getProperty(FabricContext.TCP_ADDRESS_PROP_NAME),
+            "this test is about the default: run it without -D" + FabricContext.TCP_ADDRESS_PROP_NAME);
     }
 
     @Test
@@ -128,41 +106,8 @@ class RdmaTcpNicAddressDefaultTest
             final Subscription subscription =
                 verbus.addSubscription("rdma:endpoint=" + subscriptionHost + ":" + port + "|provider=tcp", 2101);
 
-            final ExpandableArrayBuffer message = new ExpandableArrayBuffer(2048);
-            final MessageStream.Checker checker = new MessageStream.Checker(0);
-            final UnsafeBuffer view = new UnsafeBuffer(0, 0);
-            final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            final long total = 2_000;
-            long sequence = 0;
-            while (checker.received < total)
-            {
-                if (System.nanoTime() > deadlineNs)
-                {
-                    throw new AssertionError("publication on " + publicationHost + ", subscriber via " +
-                        subscriptionHost + ": connected=" + publication.isConnected() + ", sent " + sequence +
-                        ", received " + checker.received);
-                }
-                int work = 0;
-                if (sequence < total)
-                {
-                    final int length = MessageStream.encode(message, sequence);
-                    if (publication.offer(message, 0, length) > 0)
-                    {
-                        sequence++;
-                        work++;
-                    }
-                }
-                work += subscription.poll((buffer, offset, length, header) ->
-                {
-                    view.wrap(buffer, offset, length);
-                    checker.onMessage(view, 0, length);
-                }, 100);
-                if (0 == work)
-                {
-                    RdmaRig.sleepMicros(100);
-                }
-            }
-            assertNull(checker.failure);
+            RdmaVerbusTest.offerAndReceive(publication, new ExpandableArrayBuffer(2048), 0, 2_000,
+                new Subscription[]{ subscription }, new MessageStream.Checker[]{ new MessageStream.Checker(0) });
         }
     }
 

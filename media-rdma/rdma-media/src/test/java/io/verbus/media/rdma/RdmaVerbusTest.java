@@ -719,7 +719,8 @@ class RdmaVerbusTest
         return fragments;
     }
 
-    private static void offerAndReceive(
+    /** Offers messages {@code from} until {@code to} and polls until every subscription received them, checked. */
+    static void offerAndReceive(
         final Publication publication,
         final ExpandableArrayBuffer message,
         final long from,
@@ -729,12 +730,17 @@ class RdmaVerbusTest
     {
         final long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         long sequence = from;
-        while (checkers[0].received < to || checkers[1].received < to)
+        while (!allReceived(checkers, to))
         {
             if (System.nanoTime() > deadlineNs)
             {
-                throw new AssertionError("stuck at " + sequence + " / received " + checkers[0].received + ", " +
-                    checkers[1].received + " " + checkers[0].failure + " " + checkers[1].failure);
+                final StringBuilder received = new StringBuilder();
+                for (final MessageStream.Checker checker : checkers)
+                {
+                    received.append(checker.received).append(' ').append(checker.failure).append("; ");
+                }
+                throw new AssertionError("stuck at " + sequence + " connected=" + publication.isConnected() +
+                    " / received " + received);
             }
             int work = 0;
             if (sequence < to)
@@ -752,7 +758,21 @@ class RdmaVerbusTest
                 RdmaRig.sleepMicros(100);
             }
         }
-        assertNull(checkers[0].failure);
-        assertNull(checkers[1].failure);
+        for (final MessageStream.Checker checker : checkers)
+        {
+            assertNull(checker.failure);
+        }
+    }
+
+    private static boolean allReceived(final MessageStream.Checker[] checkers, final long to)
+    {
+        for (final MessageStream.Checker checker : checkers)
+        {
+            if (checker.received < to)
+            {
+                return false;
+            }
+        }
+        return true;
     }
 }
