@@ -506,6 +506,13 @@ final class TcpConnection
         {
             return;
         }
+        if (!channel.isConnected())
+        {
+            // Still dialing (or never connected): nothing was sent, nothing is owed, and a half-close or read on it
+            // throws NotYetConnectedException, which is no IOException.
+            close();
+            return;
+        }
         drainDeadlineNs = nowNs + java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
         draining = true;
         try
@@ -533,7 +540,7 @@ final class TcpConnection
             }
             readBuffer.clear();
         }
-        catch (final IOException ex)
+        catch (final IOException | java.nio.channels.NotYetConnectedException ex)
         {
             close();
         }
