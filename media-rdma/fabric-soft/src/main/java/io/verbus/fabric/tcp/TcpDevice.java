@@ -5,6 +5,7 @@ import io.verbus.fabric.DeviceAttributes;
 import io.verbus.fabric.DeviceMemory;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.FabricException;
+import io.verbus.fabric.IpGid;
 import io.verbus.fabric.LinkLayer;
 import io.verbus.fabric.PortAttributes;
 import io.verbus.fabric.PortState;
@@ -21,7 +22,6 @@ import org.agrona.concurrent.YieldingIdleStrategy;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
@@ -127,18 +127,7 @@ public final class TcpDevice extends SoftDevice
 
     private static DeviceAttributes attributes(final String name, final InetSocketAddress bound)
     {
-        final byte[] gid = new byte[PortAttributes.GID_LENGTH];
-        final byte[] ip = bound.getAddress().getAddress();
-        if (bound.getAddress() instanceof Inet4Address)
-        {
-            gid[10] = (byte)0xFF;
-            gid[11] = (byte)0xFF;
-            System.arraycopy(ip, 0, gid, 12, 4);
-        }
-        else
-        {
-            System.arraycopy(ip, 0, gid, 0, 16);
-        }
+        final byte[] gid = IpGid.of(bound.getAddress());
         return new DeviceAttributes(
             name,
             TcpFabricProvider.NAME,

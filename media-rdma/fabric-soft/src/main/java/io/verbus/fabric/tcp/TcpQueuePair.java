@@ -2,6 +2,7 @@ package io.verbus.fabric.tcp;
 
 import io.verbus.common.VarHandles;
 import io.verbus.fabric.FaultInjection;
+import io.verbus.fabric.IpGid;
 import io.verbus.fabric.QueuePairConfig;
 import io.verbus.fabric.QueuePairConnectionInfo;
 import io.verbus.fabric.QueuePairState;
@@ -132,7 +133,7 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     protected void onReadyToReceive(final QueuePairConnectionInfo remote)
     {
         final byte[] gid = remote.gid();
-        final boolean ipv4Mapped = isIpv4Mapped(gid);
+        final boolean ipv4Mapped = IpGid.isIpv4Mapped(gid);
         try
         {
             final InetAddress address =
@@ -156,18 +157,6 @@ final class TcpQueuePair extends SoftQueuePair implements SoftCompletionQueue.Pr
     int localPsn()
     {
         return psn;
-    }
-
-    static boolean isIpv4Mapped(final byte[] gid)
-    {
-        for (int i = 0; i < 10; i++)
-        {
-            if (gid[i] != 0)
-            {
-                return false;
-            }
-        }
-        return gid[10] == (byte)0xFF && gid[11] == (byte)0xFF;
     }
 
     @Override

@@ -1,9 +1,8 @@
 package io.verbus.fabric.verbs;
 
+import io.verbus.fabric.IpGid;
 import io.verbus.fabric.PortPreference;
 
-import java.net.Inet4Address;
-import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
@@ -50,14 +49,7 @@ public final class PortSelector
 
         boolean isIpv4Mapped()
         {
-            for (int i = 0; i < 10; i++)
-            {
-                if (gid[i] != 0)
-                {
-                    return false;
-                }
-            }
-            return gid[10] == (byte)0xFF && gid[11] == (byte)0xFF;
+            return IpGid.isIpv4Mapped(gid);
         }
 
         String address()
@@ -268,18 +260,7 @@ public final class PortSelector
      */
     static byte[] gidOf(final InetAddress address)
     {
-        if (address instanceof Inet6Address)
-        {
-            return address.getAddress();
-        }
-        final byte[] gid = new byte[16];
-        if (address instanceof Inet4Address)
-        {
-            gid[10] = (byte)0xFF;
-            gid[11] = (byte)0xFF;
-            System.arraycopy(address.getAddress(), 0, gid, 12, 4);
-        }
-        return gid;
+        return IpGid.of(address);
     }
 
     private static boolean isZero(final byte[] bytes)

@@ -4,6 +4,7 @@ import io.verbus.fabric.Device;
 import io.verbus.fabric.Fabric;
 import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.Fabrics;
+import io.verbus.fabric.IpGid;
 import io.verbus.fabric.QueuePairConnectionInfo;
 import io.verbus.media.rdma.protocol.HandshakeException;
 import io.verbus.media.rdma.protocol.ProviderIds;
@@ -176,7 +177,7 @@ final class FabricEndpoint implements AutoCloseable
         final InetAddress nic;
         try
         {
-            nic = InetAddress.getByAddress(isIpv4Mapped(qp.gid) ? Arrays.copyOfRange(qp.gid, 12, 16) : qp.gid);
+            nic = InetAddress.getByAddress(IpGid.isIpv4Mapped(qp.gid) ? Arrays.copyOfRange(qp.gid, 12, 16) : qp.gid);
         }
         catch (final UnknownHostException ex)
         {
@@ -191,24 +192,12 @@ final class FabricEndpoint implements AutoCloseable
         }
     }
 
-    private static boolean isIpv4Mapped(final byte[] gid)
-    {
-        for (int i = 0; i < 10; i++)
-        {
-            if (0 != gid[i])
-            {
-                return false;
-            }
-        }
-        return (byte)0xFF == gid[10] && (byte)0xFF == gid[11];
-    }
-
     private static InetAddress unmapped(final InetAddress address)
     {
         if (address instanceof Inet6Address)
         {
             final byte[] bytes = address.getAddress();
-            if (isIpv4Mapped(bytes))
+            if (IpGid.isIpv4Mapped(bytes))
             {
                 try
                 {
@@ -249,7 +238,7 @@ final class FabricEndpoint implements AutoCloseable
         qpInfo.maxInline = Math.min(maxInline, QpInfoCodec.MAX_INLINE_LIMIT);
         if (TCP_PROVIDER_ID == providerId && isWildcard(info.gid()))
         {
-            gidOf(unmapped(controlLocal), qpInfo.gid);
+            System.arraycopy(IpGid.of(unmapped(controlLocal)), 0, qpInfo.gid, 0, QpInfoCodec.GID_LENGTH);
         }
         else
         {
@@ -261,7 +250,7 @@ final class FabricEndpoint implements AutoCloseable
 
     private static boolean isWildcard(final byte[] gid)
     {
-        for (int i = isIpv4Mapped(gid) ? 12 : 0; i < QpInfoCodec.GID_LENGTH; i++)
+        for (int i = IpGid.isIpv4Mapped(gid) ? 12 : 0; i < QpInfoCodec.GID_LENGTH; i++)
         {
             if (0 != gid[i])
             {
@@ -269,22 +258,6 @@ final class FabricEndpoint implements AutoCloseable
             }
         }
         return true;
-    }
-
-    private static void gidOf(final InetAddress address, final byte[] gid)
-    {
-        Arrays.fill(gid, (byte)0);
-        final byte[] bytes = address.getAddress();
-        if (4 == bytes.length)
-        {
-            gid[10] = (byte)0xFF;
-            gid[11] = (byte)0xFF;
-            System.arraycopy(bytes, 0, gid, 12, 4);
-        }
-        else
-        {
-            System.arraycopy(bytes, 0, gid, 0, QpInfoCodec.GID_LENGTH);
-        }
     }
 
     public synchronized void close()
