@@ -18,7 +18,10 @@ import java.net.InetSocketAddress;
  *     <li>a publication listens where its control port does: the endpoint's host; on the wildcard it advertises, per
  *     subscriber, the address that subscriber reached it on;</li>
  *     <li>a subscription listens on the local address its host routes to the publisher from (a UDP socket connected
- *     to the endpoint asks the kernel's routing table; no packet is sent).</li>
+ *     to the endpoint asks the kernel's routing table; no packet is sent). An endpoint named by host name is not
+ *     looked up here: that would block the thread adding the subscription (the conductor, in a shared driver) for as
+ *     long as the resolver takes. The NIC then listens on every address and advertises, per connection, the local
+ *     address of its control connection, which the control thread resolves and connects anyway.</li>
  * </ul>
  */
 final class TcpNicAddress
@@ -46,17 +49,25 @@ final class TcpNicAddress
 
     private static String routedLocalAddress(final RdmaChannelParams params)
     {
+        final InetAddress publisher;
+        try
+        {
+            publisher = InetAddress.ofLiteral(params.endpointHost());
+        }
+        catch (final IllegalArgumentException notALiteral)
+        {
+            return WILDCARD;
+        }
         try (DatagramSocket probe = new DatagramSocket())
         {
-            final InetAddress publisher = InetAddress.getByName(params.endpointHost());
             probe.connect(new InetSocketAddress(publisher, Math.max(1, params.endpointPort())));
             final InetAddress local = probe.getLocalAddress();
             return null == local || local.isAnyLocalAddress() ? WILDCARD : local.getHostAddress();
         }
         catch (final IOException | RuntimeException ex)
         {
-            // Not resolvable or no route yet (the subscription retries): listen on every address and advertise the
-            // control connection's local one when it is made.
+            // No route yet (the subscription retries): listen on every address and advertise the control
+            // connection's local one when it is made.
             return WILDCARD;
         }
     }

@@ -58,6 +58,28 @@ class RdmaTcpNicAddressDefaultTest
     }
 
     @Test
+    void shouldConnectASubscriptionThatNamesThePublisherByHostName()
+    {
+        deliver("127.0.0.1", "localhost");
+    }
+
+    @Test
+    void shouldNotLookUpAHostNameOnTheThreadAddingTheSubscription()
+    {
+        // A name no resolver knows: a lookup would take the resolver's timeout and end in the same wildcard, so the
+        // assertion that counts is the one on the address a literal gets below.
+        final FabricContext named = new FabricContext();
+        TcpNicAddress.applyDefault(named, RdmaChannelParams.from(
+            io.verbus.ChannelUri.parse("rdma:endpoint=publisher.invalid:40123|provider=tcp")), false);
+        assertEquals("0.0.0.0", named.tcpAddress(), "every address; the control connection's local one is advertised");
+
+        final FabricContext localhost = new FabricContext();
+        TcpNicAddress.applyDefault(localhost, RdmaChannelParams.from(
+            io.verbus.ChannelUri.parse("rdma:endpoint=localhost:40123|provider=tcp")), false);
+        assertEquals("0.0.0.0", localhost.tcpAddress(), "a name is not resolved here, even one that resolves");
+    }
+
+    @Test
     void shouldListenOnTheHostsOwnAddressForAPublisherReachedOverIt() throws Exception
     {
         final RdmaChannelParams loopback = RdmaChannelParams.from(
