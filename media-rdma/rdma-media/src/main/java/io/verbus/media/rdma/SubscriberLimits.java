@@ -1,5 +1,7 @@
 package io.verbus.media.rdma;
 
+import io.verbus.common.SystemProperties;
+
 /**
  * What a subscription lets an authenticated publisher make it allocate. The publisher announces the term length in
  * its CHALLENGE and the subscriber allocates, registers and pre-touches a ring of three terms for it: without a cap,
@@ -18,6 +20,10 @@ final class SubscriberLimits
      */
     static final String MAX_RING_MEMORY_PROP_NAME = "verbus.rdma.subscriber.max.ring.memory";
     static final long MAX_RING_MEMORY_DEFAULT = 512L * 1024 * 1024;
+
+    /** Bounds of either property: Aeron's smallest term, and a terabyte (beyond it a typo, not a plan). */
+    private static final long MIN_LIMIT = 64 * 1024;
+    private static final long MAX_LIMIT = 1L << 40;
 
     private final long maxTermLength;
     private final long maxRingMemory;
@@ -43,9 +49,13 @@ final class SubscriberLimits
 
     private static long property(final String name, final long defaultValue)
     {
-        final String value = System.getProperty(name);
-        return null == value || value.isBlank() ? defaultValue :
-            RdmaChannelParams.parseLength(name, value, 64 * 1024, 1L << 40);
+        final long size = SystemProperties.sizeAsLong(name, defaultValue);
+        if (size < MIN_LIMIT || size > MAX_LIMIT)
+        {
+            throw new IllegalArgumentException("-D" + name + " must be within [64k, 1024g], got " +
+                System.getProperty(name) + " (" + size + " bytes)");
+        }
+        return size;
     }
 
     long maxTermLength()

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.logging.LogRecord;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -189,5 +190,26 @@ class RdmaSubscriberLimitsTest
         assertTrue(ex.getMessage().contains(SubscriberLimits.MAX_RING_MEMORY_PROP_NAME), ex.getMessage());
         System.clearProperty(SubscriberLimits.MAX_RING_MEMORY_PROP_NAME);
         assertEquals(64L * 1024 * 1024, SubscriberLimits.fromSystemProperties().maxTermLength());
+    }
+
+    @Test
+    void shouldNameThePropertyOfASizeItCannotUse()
+    {
+        System.setProperty(SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME, "64 megs");
+        final IllegalArgumentException malformed =
+            assertThrows(IllegalArgumentException.class, SubscriberLimits::fromSystemProperties);
+        assertTrue(malformed.getMessage().contains(SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME),
+            malformed.getMessage());
+        assertFalse(malformed.getMessage().contains("rdma channel"), "a property, not a channel key: " +
+            malformed.getMessage());
+
+        System.setProperty(SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME, "4k");
+        final IllegalArgumentException tooSmall =
+            assertThrows(IllegalArgumentException.class, SubscriberLimits::fromSystemProperties);
+        final String expected = "-D" + SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME + " must be within";
+        assertTrue(tooSmall.getMessage().contains(expected), tooSmall.getMessage());
+
+        System.setProperty(SubscriberLimits.MAX_TERM_LENGTH_PROP_NAME, "1m");
+        assertEquals(1024 * 1024, SubscriberLimits.fromSystemProperties().maxTermLength());
     }
 }
