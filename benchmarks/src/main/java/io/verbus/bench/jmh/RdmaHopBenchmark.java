@@ -62,6 +62,10 @@ public class RdmaHopBenchmark
     @Param({ "shm" })
     String provider;
 
+    /** Channel parameters appended to the channel, to compare settings: {@code -p 'extra=,|signal-every=64'}. */
+    @Param({ "" })
+    String extra;
+
     /** Provider tcp: the poll loop also runs both ends' duty cycles. */
     private boolean tcp;
     private Path publisherDir;
@@ -88,7 +92,8 @@ public class RdmaHopBenchmark
         subscriberDir = tempDir("verbus-jmh-hop-s-");
         publisherSide = launch(publisherDir);
         subscriberSide = launch(subscriberDir);
-        final String channel = "rdma:endpoint=127.0.0.1:" + freePort() + "|provider=" + provider + "|term-length=4m";
+        final String channel =
+            "rdma:endpoint=127.0.0.1:" + freePort() + "|provider=" + provider + "|term-length=4m" + extra;
         publication = publisherSide.addExclusivePublication(channel, STREAM_ID);
         subscription = subscriberSide.addSubscription(channel, STREAM_ID);
         final long deadlineNs = System.nanoTime() + CONNECT_TIMEOUT_NS;
