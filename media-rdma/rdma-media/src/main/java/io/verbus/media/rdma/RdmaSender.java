@@ -468,7 +468,7 @@ public final class RdmaSender implements MediaSender
         {
             final int termOffset = (int)(position & (termLength - 1));
             final int partition = (int)((position >>> positionBitsToShift) % 3);
-            final int length = (int)Math.min(Math.min(chainEnd - position, termLength - termOffset), maxMessageLength);
+            final int length = writeLength(position, chainEnd);
             final long localOffset = (long)partition * termLength + termOffset;
             int flags = 0;
             if (length <= connection.inlineLimit)
@@ -558,19 +558,24 @@ public final class RdmaSender implements MediaSender
         long frameBoundary = sent;
         for (int wrs = 0; wrs < MAX_DATA_WRS_PER_POST && position < target; wrs++)
         {
-            final int termRemaining = termLength - (int)(position & (termLength - 1));
-            final long length = Math.min(target - position, termRemaining);
-            if (length <= maxMessageLength)
+            position += writeLength(position, target);
+            if (position == target || 0 == (position & (termLength - 1)))
             {
-                position += length;
-                frameBoundary = position;
-            }
-            else
-            {
-                position += maxMessageLength;
+                frameBoundary = position; // the target and a term's end are frame boundaries; a payload cut is not
             }
         }
         return position == frameBoundary ? position : lastFrameEndWithin(frameBoundary, position);
+    }
+
+    /**
+     * @return the length of the one WRITE that starts at {@code position} on the way to {@code end}: it stops at
+     * {@code end}, at the end of the term (the next term's partition is not always the next in memory) and at the
+     * device's largest payload.
+     */
+    private int writeLength(final long position, final long end)
+    {
+        final int termRemaining = termLength - (int)(position & (termLength - 1));
+        return (int)Math.min(Math.min(end - position, termRemaining), maxMessageLength);
     }
 
     /**
