@@ -17,7 +17,8 @@ import java.lang.invoke.VarHandle;
  * promised order, so a block read half-written fails the check and the last good bound stands; counted as torn),
  * the position must not go backwards, must be frame-aligned, and must be at most two terms ahead of what the image
  * consumed (the ring holds three). The accepted bound lives in this object, in memory the remote side cannot write.
- * A block whose check word has not changed since the last accepted one costs one acquire load.
+ * A block whose check word has not changed since the last accepted one costs one acquire load, and the block is not
+ * read at all while the image has not consumed up to the bound it already holds.
  * <p>
  * Single writer: only the polling thread calls {@link #acquire(long)}. The receiver agent reads {@link #bound()},
  * {@link #tornReads()} and {@link #corruptReason()} for counters and to drop the connection.
@@ -50,6 +51,14 @@ final class PositionBlockBound extends AcceptedBound
             return INVALID; // sticky: the block that failed may be overwritten by a good one, the image must not go on
         }
         final long current = current();
+        if (current > consumerPosition)
+        {
+            // Frames below the accepted bound are still unread: leave the block alone. The publisher rewrites it after
+            // every chain, so each read of it takes its cache line from the publisher's core and makes the
+            // publisher's next WRITE of it wait to take the line back; a subscriber behind a streaming publisher
+            // would pay that once per poll, and the publisher once per message, for a bound it cannot use yet.
+            return current;
+        }
         final long check = positionBlock.getLongVolatile(SlotLayout.CHECK_OFFSET);
         if (check == lastCheck)
         {

@@ -48,20 +48,42 @@ class PositionBlockBoundTest
         assertEquals(8192, bound.acquire(4096));
 
         // The next WRITE has placed its position but not yet its timestamp and check word, as a WRITE may: the old
-        // check word still stands, so nothing new is trusted (and nothing else is even read).
+        // check word still stands, so nothing new is trusted (and nothing else is even read). The image has consumed
+        // up to the bound, so it reads the block.
         block.putLong(SlotLayout.VALUE_OFFSET, 16_384);
-        assertEquals(8192, bound.acquire(4096));
+        assertEquals(8192, bound.acquire(8192));
         assertEquals(0, bound.tornReads());
 
         // Now its check word lands before its timestamp: the words disagree, so the block is torn.
         block.putLong(SlotLayout.CHECK_OFFSET, SlotLayout.check(16_384, 2));
-        assertEquals(8192, bound.acquire(4096), "a check word that does not match its values is not trusted");
-        assertEquals(8192, bound.acquire(4096));
+        assertEquals(8192, bound.acquire(8192), "a check word that does not match its values is not trusted");
+        assertEquals(8192, bound.acquire(8192));
         assertEquals(2, bound.tornReads());
 
         block.putLong(SlotLayout.TIMESTAMP_OFFSET, 2);
-        assertEquals(16_384, bound.acquire(4096), "the WRITE has landed");
+        assertEquals(16_384, bound.acquire(8192), "the WRITE has landed");
         assertNull(bound.corruptReason());
+    }
+
+    @Test
+    void shouldNotReadTheBlockWhileFramesBelowTheBoundAreUnread()
+    {
+        SlotLayout.encode(block, 0, 16_384, 1);
+        assertEquals(16_384, bound.acquire(4096));
+
+        // The publisher moves on, then writes garbage; an image still reading below 16,384 looks at neither.
+        SlotLayout.encode(block, 0, 32_768, 2);
+        assertEquals(16_384, bound.acquire(8192), "the bound it holds, without reading the block");
+        block.putLong(SlotLayout.VALUE_OFFSET, 12_288);
+        assertEquals(16_384, bound.acquire(16_384 - 32));
+        assertNull(bound.invalidReason());
+
+        // Caught up, it reads the block: the check word no longer matches (torn); then a consistent block that goes
+        // backwards closes the image as it always did.
+        assertEquals(16_384, bound.acquire(16_384));
+        assertEquals(1, bound.tornReads());
+        SlotLayout.encode(block, 0, 12_288, 3);
+        assertInvalid("backwards");
     }
 
     @Test
@@ -121,7 +143,7 @@ class PositionBlockBoundTest
 
     private void assertInvalid(final String reasonPart)
     {
-        assertEquals(ImageBound.INVALID, bound.acquire(4096));
+        assertEquals(ImageBound.INVALID, bound.acquire(bound.bound()), "read by an image consumed up to its bound");
         assertNotNull(bound.invalidReason());
         assertTrue(bound.invalidReason().contains(reasonPart), bound.invalidReason());
         assertNotNull(bound.corruptReason(), "the receiver agent sees it and drops the connection");
