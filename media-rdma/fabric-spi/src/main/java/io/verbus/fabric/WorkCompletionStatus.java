@@ -60,6 +60,32 @@ public enum WorkCompletionStatus
     }
 
     /**
+     * What an operator reading a log needs to know of this status: where the fault most likely is.
+     *
+     * @return a short plain-language description, without the status name.
+     */
+    public String meaning()
+    {
+        return switch (this)
+        {
+            case SUCCESS -> "completed";
+            case LOC_LEN_ERR -> "a length this side's limits refuse";
+            case LOC_QP_OP_ERR -> "a request this side's QP could not run (an internal error of the provider)";
+            case LOC_PROT_ERR -> "this side's memory region does not cover the request (lkey, range or rights)";
+            case WR_FLUSH_ERR -> "not run: the QP had already failed";
+            case REM_INV_REQ_ERR -> "the peer found the request invalid";
+            case REM_ACCESS_ERR -> "the peer refused the access (unknown rkey, out of bounds, missing right or " +
+                "deregistered region: a peer that closed its ring, or a corrupt or hostile one)";
+            case REM_OP_ERR -> "the peer could not run the request";
+            case RETRY_EXC_ERR -> "the peer stopped answering (process stopped or dead, connection lost, QP gone)";
+            case RNR_RETRY_EXC_ERR -> "the peer had no receive posted for longer than its allowance";
+            case FATAL_ERR -> "the device failed";
+            case RESP_TIMEOUT_ERR -> "the peer's response timed out";
+            default -> "a device error (verbs status " + code + ")";
+        };
+    }
+
+    /**
      * Map a verbs value without allocating.
      *
      * @param code an {@code ibv_wc_status} value.

@@ -175,7 +175,8 @@ abstract class RcLink
             {
                 completionErrors++;
                 // A QP error ends the link at once: nothing more is posted to it.
-                requestClose("completion error " + completion.status() + " on WR " + completion.wrId());
+                requestClose("completion error " + completion.status() + " on WR " + completion.wrId() + ": " +
+                    completion.status().meaning());
             }
         }
         return count;

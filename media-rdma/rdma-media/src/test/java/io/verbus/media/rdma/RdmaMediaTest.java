@@ -5,6 +5,7 @@ import io.verbus.fabric.FabricContext;
 import io.verbus.fabric.FabricException;
 import io.verbus.fabric.Fabrics;
 import io.verbus.fabric.FaultInjection;
+import io.verbus.fabric.WorkCompletionStatus;
 import io.verbus.test.MessageStream;
 import org.agrona.ExpandableArrayBuffer;
 import org.junit.jupiter.api.AfterEach;
@@ -215,6 +216,30 @@ class RdmaMediaTest
         rig.awaitCondition("publisher released the subscriber's QP and slot", 10_000,
             () -> rig.sender.queuePairCount() == 0 && rig.sender.registeredRegionCount() == 0 &&
                 rig.sender.protectionDomainCount() == 0);
+    }
+
+    @Test
+    void shouldSayInItsCloseReasonWhatACompletionErrorMeans()
+    {
+        // The subscriber's NIC dies while its control connection stays up: the publisher learns it from its WRITEs'
+        // completions, and the line it logs must tell an operator what RETRY_EXC_ERR means, not only its name.
+        rig = new RdmaRig(dir, "tcp", 64 * 1024, null, "heartbeat", "10ms", "timeout", "30s");
+        final FaultInjection faults = new FaultInjection();
+        rig.addSubscriber(faults, RdmaRig.SECRET);
+        awaitConnected(1);
+        final SubscriberConnection connection = rig.sender.lastAdmittedConnection();
+        checkers = new MessageStream.Checker[]{ new MessageStream.Checker(0) };
+        publish(0, 100);
+
+        faults.kill();
+        rig.awaitCondition("publisher drops the subscriber", 20_000, () ->
+        {
+            rig.appender.offer(message, 0, 64);
+            rig.dutyCycle();
+            return null != connection.closeReason;
+        });
+        assertTrue(connection.closeReason.contains(WorkCompletionStatus.RETRY_EXC_ERR.meaning()),
+            connection.closeReason);
     }
 
     @Test
