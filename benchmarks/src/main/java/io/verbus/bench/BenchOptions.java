@@ -30,6 +30,9 @@ public final class BenchOptions
         LATENCY, THROUGHPUT, SEED, BURST
     }
 
+    /** Most rounds a run takes: a quick run of every contender is about 4 minutes a round. */
+    static final int MAX_ROUNDS = 15;
+
     private static final String USAGE = """
         Usage: ./verbus bench [flags]
           Runs every contender on this machine in one process: round-trip latency (HdrHistogram percentiles),
@@ -48,6 +51,9 @@ public final class BenchOptions
           --measure-ms N           latency measurement per size (default 5000, quick 500)
           --max-round-trips N      latency measurement cap per size (default 2000000, quick 200000)
           --throughput-ms N        throughput measurement per size (default 2000, quick 300)
+          --rounds N               run the latency and throughput parts N times over, every contender once per
+                                   round, and report each contender's median round (default 1): this VM's
+                                   speed drifts between minutes, so compare contenders within rounds
           --cpus A,B               pin pinger/publisher to CPU A and ponger/subscriber to CPU B (default 0,1)
           --no-pin                 do not pin threads
           --jmh [REGEX] [JMH...]   run the JMH suite instead (JMH's own flags follow, e.g. -prof gc)
@@ -66,6 +72,7 @@ public final class BenchOptions
     private final long measureNs;
     private final long maxRoundTrips;
     private final long throughputNs;
+    private final int rounds;
     private final int pingerCpu;
     private final int pongerCpu;
     private final boolean jmh;
@@ -85,6 +92,7 @@ public final class BenchOptions
         measureNs = TimeUnit.MILLISECONDS.toNanos(null != b.measureMs ? b.measureMs : (quick ? 500 : 5000));
         maxRoundTrips = null != b.maxRoundTrips ? b.maxRoundTrips : (quick ? 200_000 : 2_000_000);
         throughputNs = TimeUnit.MILLISECONDS.toNanos(null != b.throughputMs ? b.throughputMs : (quick ? 300 : 2000));
+        rounds = b.rounds;
         pingerCpu = b.pingerCpu;
         pongerCpu = b.pongerCpu;
         jmh = b.jmh;
@@ -119,6 +127,7 @@ public final class BenchOptions
                 case "--measure-ms" -> b.measureMs = parseLong(value(args, ++i, arg), arg, 1, 600_000);
                 case "--max-round-trips" -> b.maxRoundTrips = parseLong(value(args, ++i, arg), arg, 1, 1L << 40);
                 case "--throughput-ms" -> b.throughputMs = parseLong(value(args, ++i, arg), arg, 1, 600_000);
+                case "--rounds" -> b.rounds = (int)parseLong(value(args, ++i, arg), arg, 1, MAX_ROUNDS);
                 case "--cpus" -> parseCpus(value(args, ++i, arg), b);
                 case "--no-pin" -> b.pingerCpu = b.pongerCpu = -1;
                 case "--jmh" ->
@@ -201,6 +210,14 @@ public final class BenchOptions
     public long throughputNs()
     {
         return throughputNs;
+    }
+
+    /**
+     * @return how many times the latency and throughput parts run, each contender once per round.
+     */
+    public int rounds()
+    {
+        return rounds;
     }
 
     /** @return the CPU for the pinger / publisher thread, or -1 for no pinning. */
@@ -336,6 +353,7 @@ public final class BenchOptions
         Long measureMs;
         Long maxRoundTrips;
         Long throughputMs;
+        int rounds = 1;
         int pingerCpu = 0;
         int pongerCpu = 1;
         boolean jmh;

@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * One run of the harness: every contender, one after another in this process, latency then throughput, then the
@@ -35,17 +36,11 @@ public final class BenchRun
 
         if (options.runs(BenchOptions.Part.LATENCY))
         {
-            for (final Contender contender : contenders)
-            {
-                results.addAll(latency(contender));
-            }
+            results.addAll(inRounds(BenchResult.LATENCY, contenders, this::latency));
         }
         if (options.runs(BenchOptions.Part.THROUGHPUT))
         {
-            for (final Contender contender : contenders)
-            {
-                results.addAll(throughput(contender));
-            }
+            results.addAll(inRounds(BenchResult.THROUGHPUT, contenders, this::throughput));
         }
         if (options.runs(BenchOptions.Part.SEED))
         {
@@ -60,6 +55,55 @@ public final class BenchRun
         }
         return new BenchReport(
             startedAt, machine, MachineInfo.currentLoadAverage(), options.quick(), pinning(), plan(), results);
+    }
+
+    /**
+     * One part for every contender, {@link BenchOptions#rounds()} times over (each round runs every contender once,
+     * in table order, so a drift of the machine's speed between minutes falls on all of them alike), and each
+     * contender's median round per size ({@link MedianRound}).
+     */
+    private List<BenchResult> inRounds(
+        final String part, final List<Contender> contenders, final Function<Contender, List<BenchResult>> measure)
+    {
+        final int rounds = options.rounds();
+        final List<List<List<BenchResult>>> byContender = new ArrayList<>();
+        for (int round = 1; round <= rounds; round++)
+        {
+            if (rounds > 1)
+            {
+                log.println("bench: " + part + " round " + round + " of " + rounds);
+            }
+            for (int i = 0; i < contenders.size(); i++)
+            {
+                final List<BenchResult> sizes = measure.apply(contenders.get(i));
+                if (1 == round)
+                {
+                    byContender.add(new ArrayList<>());
+                }
+                byContender.get(i).add(sizes);
+            }
+        }
+        final List<BenchResult> picked = new ArrayList<>();
+        for (int i = 0; i < contenders.size(); i++)
+        {
+            final List<List<BenchResult>> roundsOfContender = byContender.get(i);
+            for (int size = 0; size < roundsOfContender.getFirst().size(); size++)
+            {
+                final List<BenchResult> roundsOfSize = new ArrayList<>();
+                for (final List<BenchResult> round : roundsOfContender)
+                {
+                    roundsOfSize.add(round.get(size));
+                }
+                final BenchResult median = MedianRound.pick(roundsOfSize);
+                if (rounds > 1 && median.ok())
+                {
+                    log.println("bench: " + part + " " + median.contender() + " " + median.sizeBytes() +
+                        " B by round: " + MedianRound.spread(roundsOfSize) + " (the median round is reported)");
+                }
+                picked.add(median);
+            }
+        }
+        return picked;
     }
 
     /**
@@ -228,7 +272,8 @@ public final class BenchRun
     {
         return String.format(java.util.Locale.ROOT,
             "latency: %d ms warm-up, then %d ms or %d round trips per size; throughput: %d ms per size after a " +
-            "shorter warm-up; stall timeout %d ms",
+            "shorter warm-up; stall timeout %d ms" + (options.rounds() > 1 ? "; " + options.rounds() +
+            " rounds of both, each contender's median round reported" : ""),
             TimeUnit.NANOSECONDS.toMillis(settings.warmupNs()), TimeUnit.NANOSECONDS.toMillis(settings.measureNs()),
             settings.maxRoundTrips(), TimeUnit.NANOSECONDS.toMillis(settings.throughputNs()),
             TimeUnit.NANOSECONDS.toMillis(settings.stallTimeoutNs()));

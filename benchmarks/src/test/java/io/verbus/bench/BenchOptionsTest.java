@@ -34,6 +34,18 @@ class BenchOptionsTest
     }
 
     @Test
+    void shouldTakeRoundsWithinRange()
+    {
+        assertEquals(1, BenchOptions.parse(new String[0]).rounds());
+        assertEquals(3, BenchOptions.parse(new String[]{ "--quick", "--rounds", "3" }).rounds());
+        final IllegalArgumentException zero = assertThrows(IllegalArgumentException.class,
+            () -> BenchOptions.parse(new String[]{ "--rounds", "0" }));
+        assertTrue(zero.getMessage().contains("--rounds"), zero.getMessage());
+        assertThrows(IllegalArgumentException.class,
+            () -> BenchOptions.parse(new String[]{ "--rounds", String.valueOf(BenchOptions.MAX_ROUNDS + 1) }));
+    }
+
+    @Test
     void shouldShortenEveryPhaseWhenQuick()
     {
         final BenchOptions normal = BenchOptions.parse();

@@ -119,6 +119,24 @@ class HarnessRunTest
     }
 
     @Test
+    void shouldRunEveryContenderOncePerRoundAndReportOneRowPerSize()
+    {
+        final BenchRun run = run("--sizes", "32,256", "--throughput-sizes", "4096", "--rounds", "3",
+            "--only", "latency,throughput");
+
+        final BenchReport report = run.run(List.of(new FloorContender(), new TcpSocketContender()));
+
+        assertEquals(2 * 2 + 2, report.results().size(), "one row per contender, part and size, not per round");
+        final String text = log.toString(StandardCharsets.UTF_8);
+        assertTrue(text.contains("bench: latency round 3 of 3"), text);
+        assertTrue(text.contains("bench: throughput round 3 of 3"), text);
+        // Rounds interleave the contenders: the floor's second round comes after the socket's first.
+        assertTrue(text.indexOf("bench: latency tcp-socket") < text.lastIndexOf("bench: latency floor"), text);
+        assertTrue(text.contains("bench: latency floor 256 B by round: "), text);
+        assertTrue(report.plan().contains("3 rounds"), report.plan());
+    }
+
+    @Test
     void shouldPingPongThroughARealEmbeddedAeronDriver()
     {
         final BenchRun run = run("--sizes", "32", "--throughput-sizes", "4096");
